@@ -1,0 +1,104 @@
+// Package console is the tiny shell behind the terminal on kubetab's page.
+//
+// A learner types a line; the shell splits it into words the way a POSIX
+// shell would (quotes, backslashes) and runs the command named by the first
+// word with the rest as its arguments:
+//
+//	$ kubectl get pods -o wide
+//	  └─────┘ └──────────────┘
+//	  command  args → kubectl.Run(ctx, ["get", "pods", "-o", "wide"], ...)
+//
+// Only commands registered with Register exist; anything else answers
+// "<word>: command not found" with exit code 127, like bash. kubectl is the
+// first command; later ones (a lesson's "check", "etcdctl get /registry/...")
+// are one Register call each.
+//
+// Cancelling the context passed to Run is the terminal's Ctrl-C: it ends a
+// `kubectl get pods -w` or `kubectl logs -f`.
+//
+// This package has no syscall/js; wasm/ connects it to the page.
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Exit codes, as bash uses them.
+const (
+	ExitOK       = 0
+	ExitUsage    = 2   // the line could not be parsed
+	ExitNotFound = 127 // no such command
+)
+
+// Streams are a command's standard input, output and error.
+type Streams struct {
+	In          io.Reader
+	Out, ErrOut io.Writer
+}
+
+// Command runs one command line's arguments (without the command's own name)
+// and returns its exit code. It must return soon after ctx is done.
+type Command func(ctx context.Context, args []string, streams Streams) int
+
+// Config configures a Shell.
+type Config struct {
+	// Split splits a line into words (kubectl.SplitWords in kubetab).
+	Split func(line string) ([]string, error)
+}
+
+// Shell looks up and runs commands. Register every command before the first
+// Run; Run itself is safe to call from several goroutines.
+type Shell struct {
+	split    func(string) ([]string, error)
+	commands map[string]Command
+}
+
+// New returns a shell with no commands.
+func New(conf Config) (*Shell, error) {
+	if conf.Split == nil {
+		return nil, errors.New("console: Config.Split is required")
+	}
+	return &Shell{split: conf.Split, commands: map[string]Command{}}, nil
+}
+
+// Register adds a command under name, replacing any command of that name.
+func (s *Shell) Register(name string, cmd Command) {
+	s.commands[name] = cmd
+}
+
+// Commands lists the registered command names in order.
+func (s *Shell) Commands() []string {
+	names := make([]string, 0, len(s.commands))
+	for n := range s.commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Run runs one line and returns its exit code. An empty line does nothing
+// and succeeds. A nil In reads as empty.
+func (s *Shell) Run(ctx context.Context, line string, streams Streams) int {
+	if streams.In == nil {
+		streams.In = strings.NewReader("")
+	}
+	words, err := s.split(line)
+	if err != nil {
+		fmt.Fprintf(streams.ErrOut, "kubetab: %v\n", err)
+		return ExitUsage
+	}
+	if len(words) == 0 {
+		return ExitOK
+	}
+	cmd, ok := s.commands[words[0]]
+	if !ok {
+		fmt.Fprintf(streams.ErrOut, "%s: command not found\n", words[0])
+		return ExitNotFound
+	}
+	return cmd(ctx, words[1:], streams)
+}
