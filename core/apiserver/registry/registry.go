@@ -1,0 +1,751 @@
+// Package registry turns the key/value store into Kubernetes objects: it is
+// the part of kube-apiserver between the HTTP handlers and etcd.
+//
+// Upstream counterpart: k8s.io/apiserver/pkg/registry/generic/registry/store.go
+// (the generic "Store" every resource uses) with the per-resource strategies of
+// k8s.io/kubernetes/pkg/registry/<group>/<resource>/strategy.go.
+//
+// Every request, whether it came over HTTP from kubectl or in-process from a
+// controller, passes the same steps here:
+//
+//	create:  name (generateName) -> uid, creationTimestamp -> PrepareForCreate
+//	         (defaults, clear status) -> Validate -> admission -> store.Create
+//	update:  read current -> resourceVersion check (409 Conflict) ->
+//	         PrepareForUpdate (keep status, bump generation) -> ValidateUpdate ->
+//	         store.Update(compare-and-swap on the mod revision)
+//	delete:  graceful deletion and finalizers set deletionTimestamp (an update);
+//	         otherwise store.Delete
+//
+// An object's metadata.resourceVersion is the store's ModRevision of its key;
+// it is not stored inside the value, exactly as in kube-apiserver's etcd3 layer.
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
+
+	"github.com/kubetab/kubetab/core/store"
+)
+
+// Resource describes one served resource: its names, its Go type and its
+// strategy (the rules that differ between resources).
+type Resource struct {
+	Group, Version, Kind string
+	Resource             string   // plural, lower case: "pods"
+	Singular             string   // "pod"
+	ShortNames           []string // "po"
+	Categories           []string // "all"
+	Namespaced           bool
+	// KeyPrefix is the store prefix, "/registry/pods". Upstream keeps some
+	// historical names (nodes live under /registry/minions).
+	KeyPrefix string
+	// Subresources served besides the main resource: "status", "binding", ...
+	Subresources []string
+	New          func() runtime.Object
+	NewList      func() runtime.Object
+	Strategy     Strategy
+}
+
+// GroupVersionKind of the resource's objects.
+func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind}
+}
+
+// GroupResource names the resource in error messages ("deployments.apps").
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.Group, Resource: r.Resource}
+}
+
+// GroupVersionResource of the resource.
+func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
+}
+
+// HasSubresource reports whether sub is served.
+func (r *Resource) HasSubresource(sub string) bool {
+	for _, s := range r.Subresources {
+		if s == sub {
+			return true
+		}
+	}
+	return false
+}
+
+// Strategy holds the per-resource rules, like upstream's RESTCreateStrategy,
+// RESTUpdateStrategy and RESTDeleteStrategy together.
+type Strategy interface {
+	// PrepareForCreate sets defaults and clears fields a client may not set
+	// (status, for resources with a status subresource).
+	PrepareForCreate(obj runtime.Object)
+	// PrepareForUpdate copies from old what this kind of update may not change.
+	PrepareForUpdate(obj, old runtime.Object)
+	// Validate checks a new object; ValidateUpdate checks an update.
+	Validate(obj runtime.Object) field.ErrorList
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
+	// Fields returns the values a field selector can match.
+	Fields(obj runtime.Object) fields.Set
+}
+
+// GracefulDeleter is implemented by strategies of resources that are not
+// deleted at once (pods). It returns the grace period to wait, and false when
+// the object should go at once.
+type GracefulDeleter interface {
+	GracePeriod(obj runtime.Object, opts *metav1.DeleteOptions) (int64, bool)
+}
+
+// StatusStrategy is implemented by strategies that serve a status subresource.
+type StatusStrategy interface {
+	PrepareForStatusUpdate(obj, old runtime.Object)
+	ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList
+}
+
+// Admission checks a create or an update before it is stored, like
+// kube-apiserver's admission chain (NamespaceLifecycle, ...).
+type Admission func(ctx context.Context, op Operation, res *Resource, obj, old runtime.Object) error
+
+// Operation is what a request does, for admission.
+type Operation string
+
+// Operations.
+const (
+	Create Operation = "CREATE"
+	Update Operation = "UPDATE"
+	Delete Operation = "DELETE"
+)
+
+// Config configures a Registry.
+type Config struct {
+	Store *store.Store
+	Clock clock.PassiveClock
+}
+
+// Registry is the set of served resources over one store.
+type Registry struct {
+	kv    *store.Store
+	clock clock.PassiveClock
+
+	mu        sync.RWMutex // guards the maps and the admission list
+	byName    map[schema.GroupResource]*Store
+	byKind    map[schema.GroupVersionKind]*Store
+	order     []*Store
+	admission []Admission
+}
+
+// New returns a registry with no resources; see Register and Default.
+func New(cfg Config) (*Registry, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("registry: Config.Store is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return &Registry{
+		kv:     cfg.Store,
+		clock:  cfg.Clock,
+		byName: map[schema.GroupResource]*Store{},
+		byKind: map[schema.GroupVersionKind]*Store{},
+	}, nil
+}
+
+// Register adds a resource and returns its store.
+func (r *Registry) Register(res *Resource) *Store {
+	s := &Store{Resource: res, reg: r}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.byName[res.GroupResource()] = s
+	r.byKind[res.GroupVersionKind()] = s
+	r.order = append(r.order, s)
+	return s
+}
+
+// AddAdmission appends an admission check, run on every create and update.
+func (r *Registry) AddAdmission(a Admission) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.admission = append(r.admission, a)
+}
+
+// Resources lists the registered stores in registration order.
+func (r *Registry) Resources() []*Store {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]*Store(nil), r.order...)
+}
+
+// Lookup finds a store by group and plural resource name.
+func (r *Registry) Lookup(gr schema.GroupResource) (*Store, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, ok := r.byName[gr]
+	return s, ok
+}
+
+// ForKind finds the store serving a kind.
+func (r *Registry) ForKind(gvk schema.GroupVersionKind) (*Store, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, ok := r.byKind[gvk]
+	return s, ok
+}
+
+// MustLookup is Lookup for resources the caller registered itself.
+func (r *Registry) MustLookup(group, resource string) *Store {
+	s, ok := r.Lookup(schema.GroupResource{Group: group, Resource: resource})
+	if !ok {
+		panic(fmt.Sprintf("registry: %s.%s is not registered", resource, group))
+	}
+	return s
+}
+
+// KV is the underlying key/value store.
+func (r *Registry) KV() *store.Store { return r.kv }
+
+// Clock is the registry's clock.
+func (r *Registry) Clock() clock.PassiveClock { return r.clock }
+
+// Store serves one resource: the generic REST storage of upstream.
+type Store struct {
+	Resource *Resource
+	reg      *Registry
+}
+
+// Key returns the store key of an object: /registry/pods/default/web-1, or
+// /registry/minions/node-1 for cluster-scoped resources.
+func (s *Store) Key(namespace, name string) string {
+	if s.Resource.Namespaced {
+		return s.Resource.KeyPrefix + "/" + namespace + "/" + name
+	}
+	return s.Resource.KeyPrefix + "/" + name
+}
+
+// prefix is the key prefix of a list: every namespace when namespace is "".
+func (s *Store) prefix(namespace string) string {
+	if s.Resource.Namespaced && namespace != "" {
+		return s.Resource.KeyPrefix + "/" + namespace + "/"
+	}
+	return s.Resource.KeyPrefix + "/"
+}
+
+func (s *Store) notFound(name string) error {
+	return apierrors.NewNotFound(s.Resource.GroupResource(), name)
+}
+
+// encode serializes obj for the store, with apiVersion and kind set and
+// without resourceVersion (the store's revision is the resourceVersion).
+func (s *Store) encode(obj runtime.Object) ([]byte, error) {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	rv := acc.GetResourceVersion()
+	acc.SetResourceVersion("")
+	obj.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind())
+	data, err := json.Marshal(obj)
+	acc.SetResourceVersion(rv)
+	return data, err
+}
+
+// decode turns a stored value back into an object, with resourceVersion set
+// to the key's mod revision.
+func (s *Store) decode(kv store.KeyValue) (runtime.Object, error) {
+	obj := s.Resource.New()
+	if err := json.Unmarshal(kv.Value, obj); err != nil {
+		return nil, fmt.Errorf("registry: decode %s: %w", kv.Key, err)
+	}
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	acc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	obj.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind())
+	return obj, nil
+}
+
+// CreateOptions are the options of a create.
+type CreateOptions struct {
+	DryRun bool
+}
+
+// Create stores a new object in namespace and returns it as stored.
+func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object, opts CreateOptions) (runtime.Object, error) {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if err := s.checkKind(obj); err != nil {
+		return nil, err
+	}
+	if s.Resource.Namespaced {
+		if acc.GetNamespace() == "" {
+			acc.SetNamespace(namespace)
+		}
+		if namespace != "" && acc.GetNamespace() != namespace {
+			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	} else {
+		acc.SetNamespace("")
+	}
+	if acc.GetName() == "" && acc.GetGenerateName() != "" {
+		acc.SetName(generateName(acc.GetGenerateName()))
+	}
+	acc.SetUID(types.UID(uuid.NewUUID()))
+	acc.SetCreationTimestamp(metav1.NewTime(s.reg.clock.Now().Truncate(1e9)))
+	acc.SetResourceVersion("")
+	acc.SetDeletionTimestamp(nil)
+	acc.SetDeletionGracePeriodSeconds(nil)
+	acc.SetGeneration(1)
+	acc.SetSelfLink("")
+	s.Resource.Strategy.PrepareForCreate(obj)
+	if errs := s.Resource.Strategy.Validate(obj); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(s.Resource.GroupVersionKind().GroupKind(), acc.GetName(), errs)
+	}
+	if err := s.admit(ctx, Create, obj, nil); err != nil {
+		return nil, err
+	}
+	data, err := s.encode(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	key := s.Key(acc.GetNamespace(), acc.GetName())
+	if opts.DryRun {
+		if _, err := s.reg.kv.Get(key); err == nil {
+			return nil, apierrors.NewAlreadyExists(s.Resource.GroupResource(), acc.GetName())
+		}
+		return obj, nil
+	}
+	kv, err := s.reg.kv.Create(key, data)
+	if errors.Is(err, store.ErrExists) {
+		return nil, apierrors.NewAlreadyExists(s.Resource.GroupResource(), acc.GetName())
+	}
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	acc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	return obj, nil
+}
+
+func (s *Store) checkKind(obj runtime.Object) error {
+	want := reflect.TypeOf(s.Resource.New())
+	if got := reflect.TypeOf(obj); got != want {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s: expected %v, got %v", s.Resource.Resource, want, got))
+	}
+	return nil
+}
+
+func (s *Store) admit(ctx context.Context, op Operation, obj, old runtime.Object) error {
+	s.reg.mu.RLock()
+	chain := s.reg.admission
+	s.reg.mu.RUnlock()
+	for _, a := range chain {
+		if err := a(ctx, op, s.Resource, obj, old); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Get returns the current object.
+func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
+	kv, err := s.reg.kv.Get(s.Key(namespace, name))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, s.notFound(name)
+	}
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	obj, err := s.decode(kv)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return obj, nil
+}
+
+// ListOptions select what List and Watch return.
+type ListOptions struct {
+	LabelSelector labels.Selector // nil: everything
+	FieldSelector fields.Selector // nil: everything
+	// ResourceVersion for Watch: "" or "0" starts with the current state as
+	// ADDED events; any other value streams the changes after that revision.
+	ResourceVersion string
+	// AllowWatchBookmarks asks Watch for BOOKMARK events.
+	AllowWatchBookmarks bool
+}
+
+func (s *Store) matches(obj runtime.Object, opts ListOptions) bool {
+	if opts.LabelSelector != nil && !opts.LabelSelector.Empty() {
+		acc, err := meta.Accessor(obj)
+		if err != nil || !opts.LabelSelector.Matches(labels.Set(acc.GetLabels())) {
+			return false
+		}
+	}
+	if opts.FieldSelector != nil && !opts.FieldSelector.Empty() {
+		if !opts.FieldSelector.Matches(s.Resource.Strategy.Fields(obj)) {
+			return false
+		}
+	}
+	return true
+}
+
+// List returns a list object (a *v1.PodList for pods) with the matching items
+// of namespace ("" for all), at one consistent revision.
+func (s *Store) List(ctx context.Context, namespace string, opts ListOptions) (runtime.Object, error) {
+	kvs, rev := s.reg.kv.List(s.prefix(namespace))
+	items := make([]runtime.Object, 0, len(kvs))
+	for _, kv := range kvs {
+		obj, err := s.decode(kv)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if s.matches(obj, opts) {
+			items = append(items, obj)
+		}
+	}
+	list := s.Resource.NewList()
+	if err := meta.SetList(list, items); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	lacc, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	lacc.SetResourceVersion(strconv.FormatInt(rev, 10))
+	list.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind().GroupVersion().WithKind(s.Resource.Kind + "List"))
+	return list, nil
+}
+
+// UpdateOptions are the options of an update.
+type UpdateOptions struct {
+	DryRun bool
+	// Subresource is "" for the main resource or "status".
+	Subresource string
+}
+
+// Update replaces an object. A non-empty resourceVersion in obj must match the
+// stored one, or the answer is 409 Conflict; an empty one updates whatever is
+// current (upstream allows unconditional updates for most resources).
+func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptions) (runtime.Object, error) {
+	if err := s.checkKind(obj); err != nil {
+		return nil, err
+	}
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if !s.Resource.Namespaced {
+		acc.SetNamespace("")
+	}
+	key := s.Key(acc.GetNamespace(), acc.GetName())
+	for {
+		cur, err := s.reg.kv.Get(key)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, s.notFound(acc.GetName())
+		}
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		old, err := s.decode(cur)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		expect := int64(0)
+		if rv := acc.GetResourceVersion(); rv != "" {
+			n, err := strconv.ParseInt(rv, 10, 64)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", rv))
+			}
+			if n != cur.ModRevision {
+				return nil, s.conflict(acc.GetName())
+			}
+			expect = n
+		}
+		updated := obj.DeepCopyObject()
+		if err := s.prepareUpdate(updated, old, opts.Subresource); err != nil {
+			return nil, err
+		}
+		if err := s.admit(ctx, Update, updated, old); err != nil {
+			return nil, err
+		}
+		uacc, _ := meta.Accessor(updated)
+		// An object being deleted goes away when its last finalizer is removed.
+		if uacc.GetDeletionTimestamp() != nil && len(uacc.GetFinalizers()) == 0 && gracePassed(uacc) {
+			if opts.DryRun {
+				return updated, nil
+			}
+			gone, err := s.reg.kv.Delete(key, cur.ModRevision)
+			if errors.Is(err, store.ErrConflict) && expect == 0 {
+				continue
+			}
+			if err != nil {
+				return nil, s.storeErr(err, acc.GetName())
+			}
+			uacc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
+			return updated, nil
+		}
+		if reflect.DeepEqual(updated, old) {
+			return old, nil // a no-op update writes nothing, as in etcd3 GuaranteedUpdate
+		}
+		if opts.DryRun {
+			return updated, nil
+		}
+		data, err := s.encode(updated)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		kv, err := s.reg.kv.Update(key, data, cur.ModRevision)
+		if errors.Is(err, store.ErrConflict) && expect == 0 {
+			continue // someone wrote in between; an unconditional update retries
+		}
+		if err != nil {
+			return nil, s.storeErr(err, acc.GetName())
+		}
+		uacc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+		return updated, nil
+	}
+}
+
+// gracePassed: finalizer-driven deletes go once finalizers are gone; graceful
+// deletes (pods) wait for the kubelet, which deletes with grace period 0.
+func gracePassed(acc metav1.Object) bool {
+	g := acc.GetDeletionGracePeriodSeconds()
+	return g == nil || *g == 0
+}
+
+func (s *Store) conflict(name string) error {
+	return apierrors.NewConflict(s.Resource.GroupResource(), name,
+		errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+}
+
+func (s *Store) storeErr(err error, name string) error {
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return s.conflict(name)
+	case errors.Is(err, store.ErrNotFound):
+		return s.notFound(name)
+	}
+	return apierrors.NewInternalError(err)
+}
+
+// prepareUpdate applies the update strategy to updated (a copy of the
+// request's object) against old, and validates it.
+func (s *Store) prepareUpdate(updated, old runtime.Object, sub string) error {
+	uacc, _ := meta.Accessor(updated)
+	oacc, _ := meta.Accessor(old)
+	// Metadata the server owns.
+	uacc.SetUID(oacc.GetUID())
+	uacc.SetCreationTimestamp(oacc.GetCreationTimestamp())
+	uacc.SetNamespace(oacc.GetNamespace())
+	uacc.SetDeletionTimestamp(oacc.GetDeletionTimestamp())
+	uacc.SetDeletionGracePeriodSeconds(oacc.GetDeletionGracePeriodSeconds())
+	uacc.SetGeneration(oacc.GetGeneration())
+	uacc.SetResourceVersion(oacc.GetResourceVersion())
+	updated.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind())
+	var errs field.ErrorList
+	switch sub {
+	case "":
+		s.Resource.Strategy.PrepareForUpdate(updated, old)
+		if specChanged(updated, old) {
+			uacc.SetGeneration(oacc.GetGeneration() + 1)
+		}
+		errs = s.Resource.Strategy.ValidateUpdate(updated, old)
+	case "status":
+		ss, ok := s.Resource.Strategy.(StatusStrategy)
+		if !ok {
+			return apierrors.NewNotFound(s.Resource.GroupResource(), oacc.GetName())
+		}
+		ss.PrepareForStatusUpdate(updated, old)
+		errs = ss.ValidateStatusUpdate(updated, old)
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("subresource %q cannot be updated", sub))
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(s.Resource.GroupVersionKind().GroupKind(), oacc.GetName(), errs)
+	}
+	return nil
+}
+
+// specChanged compares the Spec fields; kinds without a spec never change generation.
+func specChanged(a, b runtime.Object) bool {
+	sa, ok1 := fieldOf(a, "Spec")
+	sb, ok2 := fieldOf(b, "Spec")
+	return ok1 && ok2 && !reflect.DeepEqual(sa.Interface(), sb.Interface())
+}
+
+// fieldOf returns the named field of a pointer-to-struct object.
+func fieldOf(obj runtime.Object, name string) (reflect.Value, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	f := v.Elem().FieldByName(name)
+	return f, f.IsValid()
+}
+
+// CopyField copies the named top-level field (Spec, Status) from src to dst,
+// both of the same type. Strategies use it to keep status on a main-resource
+// update and spec on a status update.
+func CopyField(dst, src runtime.Object, name string) {
+	d, ok1 := fieldOf(dst, name)
+	s, ok2 := fieldOf(src, name)
+	if ok1 && ok2 {
+		d.Set(s)
+	}
+}
+
+// DeleteOptions are the options of a delete.
+type DeleteOptions = metav1.DeleteOptions
+
+// Delete removes an object. It returns the object as last seen, and whether it
+// is already gone (false: deletion is in progress: finalizers or a grace
+// period, with deletionTimestamp set).
+func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	if opts == nil {
+		opts = &metav1.DeleteOptions{}
+	}
+	dryRun := len(opts.DryRun) > 0
+	key := s.Key(namespace, name)
+	for {
+		cur, err := s.reg.kv.Get(key)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, false, s.notFound(name)
+		}
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		obj, err := s.decode(cur)
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		acc, _ := meta.Accessor(obj)
+		if p := opts.Preconditions; p != nil {
+			if p.UID != nil && *p.UID != acc.GetUID() {
+				return nil, false, apierrors.NewConflict(s.Resource.GroupResource(), name,
+					fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, acc.GetUID()))
+			}
+			if p.ResourceVersion != nil && *p.ResourceVersion != acc.GetResourceVersion() {
+				return nil, false, apierrors.NewConflict(s.Resource.GroupResource(), name,
+					fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, acc.GetResourceVersion()))
+			}
+		}
+		if err := s.admit(ctx, Delete, obj, nil); err != nil {
+			return nil, false, err
+		}
+		changed := false
+		finalizers := acc.GetFinalizers()
+		if opts.PropagationPolicy != nil {
+			switch *opts.PropagationPolicy {
+			case metav1.DeletePropagationForeground:
+				finalizers, changed = addFinalizer(finalizers, metav1.FinalizerDeleteDependents)
+			case metav1.DeletePropagationOrphan:
+				finalizers, changed = addFinalizer(finalizers, metav1.FinalizerOrphanDependents)
+			}
+		} else if opts.OrphanDependents != nil && *opts.OrphanDependents {
+			finalizers, changed = addFinalizer(finalizers, metav1.FinalizerOrphanDependents)
+		}
+		now := metav1.NewTime(s.reg.clock.Now())
+		graceful := false
+		if gd, ok := s.Resource.Strategy.(GracefulDeleter); ok {
+			if grace, ok := gd.GracePeriod(obj, opts); ok && grace > 0 {
+				cur := acc.GetDeletionGracePeriodSeconds()
+				if cur == nil || grace < *cur {
+					ts := metav1.NewTime(now.Add(secondsDuration(grace)))
+					acc.SetDeletionTimestamp(&ts)
+					acc.SetDeletionGracePeriodSeconds(&grace)
+					changed = true
+				}
+				graceful = true
+			} else if ok && acc.GetDeletionGracePeriodSeconds() != nil && *acc.GetDeletionGracePeriodSeconds() != 0 {
+				zero := int64(0)
+				acc.SetDeletionGracePeriodSeconds(&zero)
+				changed = true
+			}
+		}
+		if !graceful && len(finalizers) == 0 {
+			if dryRun {
+				return obj, true, nil
+			}
+			gone, err := s.reg.kv.Delete(key, cur.ModRevision)
+			if errors.Is(err, store.ErrConflict) {
+				continue
+			}
+			if err != nil {
+				return nil, false, s.storeErr(err, name)
+			}
+			acc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
+			return obj, true, nil
+		}
+		if acc.GetDeletionTimestamp() == nil {
+			acc.SetDeletionTimestamp(&now)
+			zero := int64(0)
+			acc.SetDeletionGracePeriodSeconds(&zero)
+			changed = true
+		}
+		acc.SetFinalizers(finalizers)
+		if !changed || dryRun {
+			return obj, false, nil
+		}
+		data, err := s.encode(obj)
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		kv, err := s.reg.kv.Update(key, data, cur.ModRevision)
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, false, s.storeErr(err, name)
+		}
+		acc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+		return obj, false, nil
+	}
+}
+
+func addFinalizer(list []string, f string) ([]string, bool) {
+	for _, x := range list {
+		if x == f {
+			return list, false
+		}
+	}
+	return append(list, f), true
+}
+
+// generateName appends five random characters from upstream's alphabet
+// (no vowels, no confusable digits), as k8s.io/apiserver/pkg/storage/names does.
+func generateName(base string) string {
+	const maxNameLength, randomLength = 63, 5
+	if len(base) > maxNameLength-randomLength {
+		base = base[:maxNameLength-randomLength]
+	}
+	return base + utilrand.String(randomLength)
+}
+
+// ForKindOf finds the store serving the Go type of obj (objects from the
+// in-process client often have an empty TypeMeta).
+func (r *Registry) ForKindOf(obj runtime.Object) (*Store, bool) {
+	t := reflect.TypeOf(obj)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, s := range r.order {
+		if reflect.TypeOf(s.Resource.New()) == t {
+			return s, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,162 @@
+// Package client is how the control plane's own components talk to the API
+// server in-process: a typed client, informers (a list+watch cache with event
+// handlers) and work queues.
+//
+// Upstream counterpart: k8s.io/client-go (kubernetes.Interface,
+// tools/cache.SharedIndexInformer and util/workqueue). Controllers, the
+// scheduler and the kubelets in kubetab use the same pattern as upstream:
+//
+//	        list + watch                 events               keys
+//	API ───────────────▶ Informer ─────────────────▶ handler ───────▶ Queue
+//	server               (cache: the Lister)                          │
+//	   ▲                                                               ▼
+//	   └─────────── create / update / delete ◀──── Reconcile(key) ◀── worker
+//
+// The difference is the transport: these calls go straight to the API
+// server's registry (the same validation, defaulting, admission and
+// resourceVersion checks as an HTTP request), with no JSON on the way.
+// kubectl, in the browser console or the real one, uses HTTP.
+package client
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubetab/kubetab/core/apiserver/registry"
+)
+
+// Client is the in-process client of one component.
+type Client struct {
+	reg *registry.Registry
+	// UserAgent names the component ("kube-scheduler"); the trace shows it.
+	UserAgent string
+}
+
+// New returns a client over the registry.
+func New(reg *registry.Registry, userAgent string) *Client {
+	return &Client{reg: reg, UserAgent: userAgent}
+}
+
+// Registry is the registry the client talks to.
+func (c *Client) Registry() *registry.Registry { return c.reg }
+
+// Typed clients of the served resources.
+func (c *Client) Pods() Resource[*corev1.Pod]         { return For[*corev1.Pod](c, "", "pods") }
+func (c *Client) Nodes() Resource[*corev1.Node]       { return For[*corev1.Node](c, "", "nodes") }
+func (c *Client) Events() Resource[*corev1.Event]     { return For[*corev1.Event](c, "", "events") }
+func (c *Client) Namespaces() Resource[*corev1.Namespace] {
+	return For[*corev1.Namespace](c, "", "namespaces")
+}
+func (c *Client) Deployments() Resource[*appsv1.Deployment] {
+	return For[*appsv1.Deployment](c, "apps", "deployments")
+}
+func (c *Client) ReplicaSets() Resource[*appsv1.ReplicaSet] {
+	return For[*appsv1.ReplicaSet](c, "apps", "replicasets")
+}
+
+// For returns the typed client of a registered resource. It panics if the
+// resource is not served or T is not its type: a programming error.
+func For[T runtime.Object](c *Client, group, resource string) Resource[T] {
+	s := c.reg.MustLookup(group, resource)
+	if _, ok := s.Resource.New().(T); !ok {
+		panic(fmt.Sprintf("client: %s.%s does not hold %T", resource, group, *new(T)))
+	}
+	return Resource[T]{store: s}
+}
+
+// Resource is a typed client of one resource, like client-go's PodInterface,
+// but across namespaces: every call names its namespace ("" for cluster-scoped
+// resources, and for "all namespaces" in List and Watch).
+type Resource[T runtime.Object] struct {
+	store *registry.Store
+}
+
+// Store is the registry store behind the client.
+func (r Resource[T]) Store() *registry.Store { return r.store }
+
+// Get returns one object.
+func (r Resource[T]) Get(ctx context.Context, namespace, name string) (T, error) {
+	obj, err := r.store.Get(ctx, namespace, name)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return obj.(T), nil
+}
+
+// List returns the objects of namespace ("" for all) matching opts, and the
+// resourceVersion of the list.
+func (r Resource[T]) List(ctx context.Context, namespace string, opts registry.ListOptions) ([]T, string, error) {
+	list, err := r.store.List(ctx, namespace, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	objs, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]T, len(objs))
+	for i, o := range objs {
+		out[i] = o.(T)
+	}
+	acc, _ := meta.ListAccessor(list)
+	return out, acc.GetResourceVersion(), nil
+}
+
+// Create stores a new object; its namespace comes from the object.
+func (r Resource[T]) Create(ctx context.Context, obj T) (T, error) {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return r.cast(r.store.Create(ctx, acc.GetNamespace(), obj, registry.CreateOptions{}))
+}
+
+// Update replaces an object (409 Conflict if its resourceVersion is stale).
+func (r Resource[T]) Update(ctx context.Context, obj T) (T, error) {
+	return r.cast(r.store.Update(ctx, obj, registry.UpdateOptions{}))
+}
+
+// UpdateStatus writes the status subresource.
+func (r Resource[T]) UpdateStatus(ctx context.Context, obj T) (T, error) {
+	return r.cast(r.store.Update(ctx, obj, registry.UpdateOptions{Subresource: "status"}))
+}
+
+// Delete deletes an object; opts may be nil.
+func (r Resource[T]) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) error {
+	_, _, err := r.store.Delete(ctx, namespace, name, opts)
+	return err
+}
+
+// Watch streams changes; see registry.Store.Watch.
+func (r Resource[T]) Watch(ctx context.Context, namespace string, opts registry.ListOptions) (watch.Interface, error) {
+	return r.store.Watch(ctx, namespace, opts)
+}
+
+func (r Resource[T]) cast(obj runtime.Object, err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return obj.(T), nil
+}
+
+// Bind assigns a pod to a node through the pods/binding subresource.
+func (c *Client) Bind(ctx context.Context, b *corev1.Binding) error {
+	_, err := c.reg.MustLookup("", "pods").Bind(ctx, b)
+	return err
+}
+
+// GetScale reads the scale subresource of a deployment or replica set.
+func (c *Client) GetScale(ctx context.Context, group, resource, namespace, name string) (*autoscalingv1.Scale, error) {
+	return c.reg.MustLookup(group, resource).GetScale(ctx, namespace, name)
+}
