@@ -49,9 +49,9 @@ func New(reg *registry.Registry, userAgent string) *Client {
 func (c *Client) Registry() *registry.Registry { return c.reg }
 
 // Typed clients of the served resources.
-func (c *Client) Pods() Resource[*corev1.Pod]         { return For[*corev1.Pod](c, "", "pods") }
-func (c *Client) Nodes() Resource[*corev1.Node]       { return For[*corev1.Node](c, "", "nodes") }
-func (c *Client) Events() Resource[*corev1.Event]     { return For[*corev1.Event](c, "", "events") }
+func (c *Client) Pods() Resource[*corev1.Pod]     { return For[*corev1.Pod](c, "", "pods") }
+func (c *Client) Nodes() Resource[*corev1.Node]   { return For[*corev1.Node](c, "", "nodes") }
+func (c *Client) Events() Resource[*corev1.Event] { return For[*corev1.Event](c, "", "events") }
 func (c *Client) Namespaces() Resource[*corev1.Namespace] {
 	return For[*corev1.Namespace](c, "", "namespaces")
 }

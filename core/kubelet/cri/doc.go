@@ -1,0 +1,104 @@
+// Package cri is kubetab's container runtime: the part of a node that pulls
+// images and runs containers, here WebAssembly (WASI preview1) modules run by
+// wazero.
+//
+// Upstream counterpart: the Container Runtime Interface, the gRPC API between
+// the kubelet and a runtime (k8s.io/cri-api/pkg/apis/runtime/v1/api.proto,
+// services RuntimeService and ImageService), and a runtime that serves it, such
+// as containerd's CRI plugin (internal/cri/server). The names here are the
+// proto's names in small form: PullImage, ImageStatus, ListImages,
+// CreateContainer, StartContainer, StopContainer, ContainerStatus,
+// ListContainers, RemoveContainer, and container events as in
+// GetContainerEvents.
+//
+// # What the CRI is
+//
+// The kubelet does not run processes itself. It asks a container runtime, over
+// the CRI, to do a few verbs, and it reads back states. For one pod with one
+// container, the kubelet's pod worker (pkg/kubelet/kuberuntime) calls:
+//
+//	kubelet                                   runtime (this package)
+//	───────                                   ──────────────────────
+//	ImageStatus("hello") ────────────────────▶ not on this node
+//	PullImage("hello") ──────────────────────▶ fetch from the catalog,
+//	                                           compile once per process,
+//	                                           record it in the node's image list
+//	CreateContainer(pod, "web", image, ...) ─▶ id (state Created)
+//	StartContainer(id) ──────────────────────▶ guest runs in its own goroutine
+//	                                           (state Running)
+//	    ... kubectl logs ── ReadLogs(id) ────▶ timestamped stdout/stderr lines
+//	                    ◀── event: ContainerStopped (the guest exited)
+//	ContainerStatus(id) ─────────────────────▶ Exited, exit code, reason
+//	StopContainer(id, grace) ────────────────▶ the guest is killed (exit 137)
+//	RemoveContainer(id) ─────────────────────▶ gone, logs too
+//
+// A container is never restarted by the runtime: when a pod's restartPolicy
+// says "again", the kubelet creates a new container with Attempt+1 and keeps the
+// old, exited one around so `kubectl logs --previous` can read it.
+//
+// There is no pod sandbox here. Upstream, RunPodSandbox makes the shared network
+// namespace (the "pause" container) that the CNI plugin wires up; in kubetab the
+// kubelet's cni package hands out pod IPs and a container names its pod directly
+// (ContainerConfig.PodUID).
+//
+// # Images and "pulling"
+//
+// An image is one .wasm module, named like a container image ("hello:1.0") and
+// identified by the sha256 digest of its bytes, as an OCI image is identified by
+// the digest of its manifest. An ImageSource (package wasm/images, the "registry")
+// resolves a reference to bytes. Pulling has two halves, as it does on a real
+// node:
+//
+//   - Each node (each Runtime) keeps its own list of pulled images. This is what
+//     imagePullPolicy: IfNotPresent, the "Pulling"/"Pulled" events and the
+//     scheduler's ImageLocality score look at.
+//   - The expensive part, turning the module into wazero's runnable form
+//     (compilation), is done once per digest per process and shared by every
+//     node through the CompileCache, like a registry mirror next to the
+//     cluster: the first pull anywhere compiles, later pulls on other nodes are
+//     cheap.
+//
+// A module must be a WASI command: it exports "_start" and "memory" and imports
+// only wasi_snapshot_preview1 functions. Anything else fails the pull with
+// ErrInvalidImage, before any container is created.
+//
+// # Containers
+//
+// Each container is one instance of the compiled module with its own memory,
+// argv (command + args; argv[0] is the image name when there is no command),
+// environment (HOSTNAME is the pod name, as containerd sets it from the
+// sandbox's hostname) and stdout/stderr, captured line by line into the
+// container's log with the time each line was written, as the kubelet's CRI log
+// files are (2016-10-06T00:17:09.669794202Z stdout F hello).
+//
+// A memory limit (resources.limits.memory) becomes the module's maximum memory,
+// in 64 KiB wasm pages. A module whose initial memory is already above its limit
+// can never run: it exits at once with 137 and reason OOMKilled, as a process
+// the kernel's OOM killer ends right at start. A running guest that asks for
+// more memory than its limit does not get killed: its memory.grow fails and the
+// guest sees an ordinary allocation failure (malloc returns NULL).
+//
+// # Time and stopping
+//
+// Guests read time from the injected clock (k8s.io/utils/clock): wall clock,
+// monotonic clock and sleeps all go through it, so a fake clock in tests (or a
+// paused cluster in the UI) also pauses the guests' sleeps. A stop cancels the
+// guest's context: a sleeping guest wakes up at once and wazero ends it at its
+// next loop or call (WithCloseOnContextDone). WASI preview1 has no signals, so
+// there is no SIGTERM a guest could catch: a stop is always a kill, reported as
+// upstream reports SIGKILL, exit code 137 (128+9) with reason "Error".
+//
+// Caveat: in the browser (GOOS=js) Go has no preemption, so a guest stuck in a
+// tight loop that never sleeps or calls the host cannot be stopped yet, and
+// nothing else in the tab runs while it loops.
+//
+// Exit codes and reasons, as the kubelet expects them from containerd:
+//
+//	guest returns or calls exit(0)       0    Completed
+//	guest calls exit(n)                  n    Error
+//	stopped (killed)                     137  Error
+//	initial memory above the limit       137  OOMKilled
+//	trap "unreachable" (C abort())       134  Error   (as SIGABRT, 128+6)
+//	any other trap (bad memory access)   139  Error   (as SIGSEGV, 128+11)
+//	instantiation failed                 128  StartError
+package cri

@@ -1,0 +1,278 @@
+package cri
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Errors about images.
+var (
+	// ErrImageNotFound is what an ImageSource returns (wrapped, with upstream's
+	// wording) for a reference it does not have; the kubelet turns it into
+	// ErrImagePull and then ImagePullBackOff.
+	ErrImageNotFound = errors.New("cri: image not found")
+	// ErrInvalidReference is a reference that is not an image name
+	// (the kubelet's InvalidImageName). Docker's wording.
+	ErrInvalidReference = errors.New("cri: invalid reference format")
+	// ErrInvalidImage is a module that is not a runnable WASI command.
+	ErrInvalidImage = errors.New("cri: image is not a runnable WASI command")
+	// ErrImageNotPresent is a CreateContainer for an image this node has not
+	// pulled. The kubelet always pulls (or checks ImageStatus) first.
+	ErrImageNotPresent = errors.New("cri: image not present on this node")
+)
+
+// ImageSource resolves an image reference to the module's bytes: the
+// registry. Package wasm/images is the one kubetab ships (every image embedded
+// in the binary).
+//
+// Fetch gets a normalized reference ("hello:latest", "hello@sha256:...", see
+// NormalizeRef). An unknown name or tag is an error wrapping ErrImageNotFound.
+type ImageSource interface {
+	Fetch(ctx context.Context, ref string) (Image, error)
+}
+
+// Image is one image as the registry serves it.
+type Image struct {
+	// Ref is the normalized reference it was fetched by: "hello:1.0".
+	Ref string
+	// Digest is "sha256:" and the hex sha256 of Module, the image's identity.
+	// Two tags with the same bytes have the same digest.
+	Digest string
+	// Module is the WebAssembly binary. Callers must not modify it.
+	Module []byte
+}
+
+// Digest returns the content digest of a module, in the "sha256:<hex>" form
+// that Image.Digest and ImageStatus.ID use.
+func Digest(module []byte) string {
+	sum := sha256.Sum256(module)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ImageStatus is one image on a node: upstream's Image message.
+type ImageStatus struct {
+	// ID is the image's digest, "sha256:...".
+	ID string
+	// RepoTags are the references this node pulled it by, sorted:
+	// ["hello:1.0", "hello:latest"].
+	RepoTags []string
+	// RepoDigests are name@digest references: ["hello@sha256:..."].
+	RepoDigests []string
+	// Size is the module's size in bytes.
+	Size uint64
+}
+
+// Reference grammar, a subset of the distribution project's
+// (github.com/distribution/reference, regexp.go): lowercase path components
+// separated by "/", an optional ":tag" and an optional "@sha256:<64 hex>".
+// Written by hand because that package would be the only user of its
+// dependency tree here; it is three regular expressions.
+var (
+	refNameRE   = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
+	refTagRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+	refDigestRE = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+)
+
+// Reference is a parsed image reference.
+type Reference struct {
+	Name   string // "hello"
+	Tag    string // "1.0"; "latest" when neither tag nor digest was given
+	Digest string // "sha256:..." or ""
+}
+
+// String is the normalized form: "hello:1.0", "hello@sha256:...",
+// or "hello:1.0@sha256:..." when both were given.
+func (r Reference) String() string {
+	s := r.Name
+	if r.Tag != "" {
+		s += ":" + r.Tag
+	}
+	if r.Digest != "" {
+		s += "@" + r.Digest
+	}
+	return s
+}
+
+// ParseRef parses an image reference the way a container runtime does:
+// "hello" means "hello:latest". A bad reference wraps ErrInvalidReference.
+func ParseRef(ref string) (Reference, error) {
+	bad := func(why string) (Reference, error) {
+		return Reference{}, fmt.Errorf("%w: %q: %s", ErrInvalidReference, ref, why)
+	}
+	if ref == "" {
+		return bad("empty")
+	}
+	var r Reference
+	rest := ref
+	if i := strings.IndexByte(rest, '@'); i >= 0 {
+		r.Digest = rest[i+1:]
+		rest = rest[:i]
+		if !refDigestRE.MatchString(r.Digest) {
+			return bad("digest must be sha256: and 64 lowercase hex digits")
+		}
+	}
+	// A ':' after the last '/' starts the tag (one before it would be a
+	// registry port, which no ImageSource here uses but the grammar allows).
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 && i > strings.LastIndexByte(rest, '/') {
+		r.Tag = rest[i+1:]
+		rest = rest[:i]
+		if !refTagRE.MatchString(r.Tag) {
+			return bad("bad tag")
+		}
+	}
+	r.Name = rest
+	if !refNameRE.MatchString(r.Name) {
+		return bad("name must be lowercase letters, digits and separators")
+	}
+	if r.Tag == "" && r.Digest == "" {
+		r.Tag = "latest"
+	}
+	return r, nil
+}
+
+// NormalizeRef returns ParseRef(ref).String(): "hello" → "hello:latest".
+func NormalizeRef(ref string) (string, error) {
+	r, err := ParseRef(ref)
+	if err != nil {
+		return "", err
+	}
+	return r.String(), nil
+}
+
+// nodeImage is one pulled image in a node's image list.
+type nodeImage struct {
+	status ImageStatus
+	module *cachedModule
+}
+
+// PullImage makes an image present on this node: it resolves ref through the
+// ImageSource (every call, so a moved tag is seen, as with imagePullPolicy:
+// Always), compiles the module unless the process already has it (see
+// CompileCache), and records it in the node's image list under ref.
+//
+// Errors: ErrInvalidReference, the ImageSource's error (wrapping
+// ErrImageNotFound for an unknown image), or ErrInvalidImage.
+func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error) {
+	parsed, err := ParseRef(ref)
+	if err != nil {
+		return ImageStatus{}, err
+	}
+	norm := parsed.String()
+	img, err := r.source.Fetch(ctx, norm)
+	if err != nil {
+		return ImageStatus{}, err
+	}
+	mod, err := r.cache.compile(ctx, img)
+	if err != nil {
+		return ImageStatus{}, fmt.Errorf("failed to pull and unpack image %q: %w", norm, err)
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// A tag names one image: if it pointed at another digest before (the tag
+	// moved in the registry), take it off the old one, as containerd does.
+	if old, ok := r.tags[norm]; ok && old != mod.digest {
+		if oi := r.images[old]; oi != nil {
+			oi.status.RepoTags = slices.DeleteFunc(oi.status.RepoTags, func(t string) bool { return t == norm })
+		}
+	}
+	ni := r.images[mod.digest]
+	if ni == nil {
+		ni = &nodeImage{
+			status: ImageStatus{
+				ID:          mod.digest,
+				RepoDigests: []string{parsed.Name + "@" + mod.digest},
+				Size:        uint64(len(mod.binary)),
+			},
+			module: mod,
+		}
+		r.images[mod.digest] = ni
+	}
+	if parsed.Tag != "" && parsed.Digest == "" && !slices.Contains(ni.status.RepoTags, norm) {
+		ni.status.RepoTags = append(ni.status.RepoTags, norm)
+		sort.Strings(ni.status.RepoTags)
+	}
+	if d := parsed.Name + "@" + mod.digest; !slices.Contains(ni.status.RepoDigests, d) {
+		ni.status.RepoDigests = append(ni.status.RepoDigests, d)
+		sort.Strings(ni.status.RepoDigests)
+	}
+	r.tags[norm] = mod.digest
+	return ni.status.clone(), nil
+}
+
+// ImageStatus reports whether the image ref is present on this node. ref may
+// be a reference ("hello", "hello:1.0", "hello@sha256:...") or an image ID
+// ("sha256:..."). An invalid reference is simply not present.
+func (r *Runtime) ImageStatus(ref string) (ImageStatus, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ni := r.lookupImageLocked(ref)
+	if ni == nil {
+		return ImageStatus{}, false
+	}
+	return ni.status.clone(), true
+}
+
+// lookupImageLocked finds a pulled image by reference or ID. r.mu is held.
+func (r *Runtime) lookupImageLocked(ref string) *nodeImage {
+	if refDigestRE.MatchString(ref) {
+		return r.images[ref]
+	}
+	parsed, err := ParseRef(ref)
+	if err != nil {
+		return nil
+	}
+	if parsed.Digest != "" {
+		ni := r.images[parsed.Digest]
+		if ni == nil || !slices.Contains(ni.status.RepoDigests, parsed.Name+"@"+parsed.Digest) {
+			return nil
+		}
+		return ni
+	}
+	return r.images[r.tags[parsed.String()]]
+}
+
+// ListImages lists the images on this node, sorted by ID.
+func (r *Runtime) ListImages() []ImageStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]ImageStatus, 0, len(r.images))
+	for _, ni := range r.images {
+		out = append(out, ni.status.clone())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// RemoveImage removes an image (all its tags) from this node's list, as the
+// kubelet's image garbage collector does. Containers already created from it
+// keep running. Removing an image that is not present is not an error
+// (the CRI asks for RemoveImage to be idempotent). The compiled module stays
+// in the process-wide CompileCache for other nodes.
+func (r *Runtime) RemoveImage(ref string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ni := r.lookupImageLocked(ref)
+	if ni == nil {
+		return
+	}
+	delete(r.images, ni.status.ID)
+	for tag, d := range r.tags {
+		if d == ni.status.ID {
+			delete(r.tags, tag)
+		}
+	}
+}
+
+func (s ImageStatus) clone() ImageStatus {
+	s.RepoTags = append([]string(nil), s.RepoTags...)
+	s.RepoDigests = append([]string(nil), s.RepoDigests...)
+	return s
+}
