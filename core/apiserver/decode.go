@@ -1,0 +1,98 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// decode reads the request body into obj, which must be of kind want.
+//
+// Like kube-apiserver it accepts JSON and YAML, refuses a body of another
+// kind or apiVersion, and handles unknown fields by the request's
+// fieldValidation: Strict (400), Warn (the default: a Warning header) or
+// Ignore.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, want schema.GroupVersionKind, obj runtime.Object) error {
+	data, err := s.readBody(r)
+	if err != nil {
+		return err
+	}
+	ct := r.Header.Get("Content-Type")
+	mediaType := "application/json"
+	if ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil {
+			return unsupportedMedia(ct)
+		}
+		mediaType = mt
+	}
+	switch mediaType {
+	case "application/json", "*/*":
+	case "application/yaml", "application/x-yaml", "text/yaml":
+		if data, err = yaml.YAMLToJSON(data); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml: %v", err))
+		}
+	default:
+		return unsupportedMedia(ct)
+	}
+	return decodeJSON(w, r.URL.Query().Get("fieldValidation"), data, want, obj)
+}
+
+func unsupportedMedia(ct string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got %q)", ct),
+	}}
+}
+
+// decodeJSON decodes data into obj (see decode).
+func decodeJSON(w http.ResponseWriter, validation string, data []byte, want schema.GroupVersionKind, obj runtime.Object) error {
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(data, &tm); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", want.Kind, want.Version, want.Kind, jsonErr(err)))
+	}
+	gv := want.GroupVersion().String()
+	if tm.APIVersion != "" && tm.APIVersion != gv {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, gv))
+	}
+	if tm.Kind != "" && tm.Kind != want.Kind {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: no kind %q is registered for version %q", tm.Kind, want.Version, want.Kind, tm.Kind, gv))
+	}
+	strict, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", want.Kind, want.Version, want.Kind, jsonErr(err)))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(want)
+	if len(strict) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(strict))
+	for i, e := range strict {
+		msgs[i] = e.Error()
+	}
+	switch validation {
+	case "Strict":
+		return apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+	case "Ignore":
+	case "", "Warn":
+		for _, m := range msgs {
+			w.Header().Add("Warning", fmt.Sprintf("299 - %q", m))
+		}
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("fieldValidation parameter unsupported: %q", validation))
+	}
+	return nil
+}
+
+func jsonErr(err error) string {
+	return strings.TrimPrefix(err.Error(), "json: ")
+}

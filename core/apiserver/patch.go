@@ -1,0 +1,134 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/kubetab/kubetab/core/apiserver/registry"
+)
+
+// patch serves PATCH: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and
+// strategic merge patch (Kubernetes' own: lists of containers merge by name).
+// It reads the current object, applies the patch to its JSON, and updates
+// with the read resourceVersion, retrying on conflict (upstream:
+// k8s.io/apiserver/pkg/endpoints/handlers/patch.go).
+func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	pt := types.PatchType(mt)
+	switch pt {
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
+		return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", st.Resource.GroupResource(), info.Name,
+			"server-side apply is not supported yet; use kubectl apply without --server-side", 0, false)
+	default:
+		return unsupportedMedia(r.Header.Get("Content-Type"))
+	}
+	patchBytes, err := s.readBody(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	opts := registry.UpdateOptions{DryRun: dryRun(r)}
+	for attempt := 0; attempt < 5; attempt++ {
+		var cur runtime.Object
+		var want = st.Resource.GroupVersionKind()
+		if info.Subresource == "scale" {
+			sc, err := st.GetScale(ctx, info.Namespace, info.Name)
+			if err != nil {
+				return err
+			}
+			cur, want = sc, autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+		} else {
+			if info.Subresource != "" && info.Subresource != "status" {
+				return apierrors.NewMethodNotSupported(st.Resource.GroupResource(), "patch")
+			}
+			if cur, err = st.Get(ctx, namespaceOf(st, info), info.Name); err != nil {
+				return err
+			}
+		}
+		curJSON, err := json.Marshal(cur)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		patched, err := applyPatch(pt, curJSON, patchBytes, cur)
+		if err != nil {
+			return err
+		}
+		obj := newLike(cur)
+		if err := decodeJSON(w, r.URL.Query().Get("fieldValidation"), patched, want, obj); err != nil {
+			return err
+		}
+		// A patch that sets resourceVersion is a precondition; otherwise the
+		// version we read is, and a conflict means "read and patch again".
+		explicitRV := patchSetsResourceVersion(patchBytes)
+		if err := checkNames(obj, info); err != nil {
+			return err
+		}
+		var out runtime.Object
+		if sc, ok := obj.(*autoscalingv1.Scale); ok {
+			out, err = st.UpdateScale(ctx, sc, opts)
+		} else {
+			opts.Subresource = info.Subresource
+			out, err = st.Update(ctx, obj, opts)
+		}
+		if apierrors.IsConflict(err) && !explicitRV {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	}
+	return apierrors.NewConflict(st.Resource.GroupResource(), info.Name, fmt.Errorf("too many conflicts while patching"))
+}
+
+func applyPatch(pt types.PatchType, cur, patch []byte, schema runtime.Object) ([]byte, error) {
+	var out []byte
+	var err error
+	switch pt {
+	case types.JSONPatchType:
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(patch); err == nil {
+			out, err = p.Apply(cur)
+		}
+	case types.MergePatchType:
+		out, err = jsonpatch.MergePatch(cur, patch)
+	case types.StrategicMergePatchType:
+		out, err = strategicpatch.StrategicMergePatch(cur, patch, schema)
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return out, nil
+}
+
+func patchSetsResourceVersion(patch []byte) bool {
+	var m struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	return json.Unmarshal(patch, &m) == nil && m.Metadata.ResourceVersion != ""
+}
+
+// newLike returns a new empty object of obj's type.
+func newLike(obj runtime.Object) runtime.Object {
+	out := obj.DeepCopyObject()
+	// Reset by decoding into a zero value of the same type.
+	switch o := out.(type) {
+	case *autoscalingv1.Scale:
+		*o = autoscalingv1.Scale{}
+		return o
+	}
+	return zeroOf(out)
+}

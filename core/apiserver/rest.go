@@ -1,0 +1,556 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/printers"
+)
+
+// requestInfo is what the path and method say (upstream:
+// k8s.io/apiserver/pkg/endpoints/request/requestinfo.go).
+type requestInfo struct {
+	Verb        string // get list watch create update patch delete deletecollection
+	GV          schema.GroupVersion
+	Namespace   string
+	Resource    string
+	Name        string
+	Subresource string
+}
+
+// parseRequest splits a resource path. ok is false for paths that are not
+// resource paths (discovery documents are served by the caller).
+func parseRequest(r *http.Request) (info requestInfo, parts []string, err error) {
+	p := strings.Trim(r.URL.Path, "/")
+	segs := strings.Split(p, "/")
+	switch {
+	case segs[0] == "api" && len(segs) >= 2:
+		info.GV = schema.GroupVersion{Version: segs[1]}
+		parts = segs[2:]
+	case segs[0] == "apis" && len(segs) >= 3:
+		info.GV = schema.GroupVersion{Group: segs[1], Version: segs[2]}
+		parts = segs[3:]
+	default:
+		return info, nil, notFoundPath(r.URL.Path)
+	}
+	if len(parts) == 0 {
+		return info, parts, nil
+	}
+	if parts[0] == "namespaces" && len(parts) >= 3 && parts[2] != "status" && parts[2] != "finalize" {
+		info.Namespace = parts[1]
+		parts = parts[2:]
+	}
+	info.Resource = parts[0]
+	if len(parts) > 1 {
+		info.Name = parts[1]
+	}
+	if len(parts) > 2 {
+		info.Subresource = parts[2]
+	}
+	if len(parts) > 3 {
+		return info, nil, notFoundPath(r.URL.Path)
+	}
+	if info.Resource == "namespaces" && info.Name != "" {
+		info.Namespace = info.Name
+	}
+	watch := r.URL.Query().Get("watch")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		switch {
+		case info.Name == "" && (watch == "true" || watch == "1"):
+			info.Verb = "watch"
+		case info.Name == "":
+			info.Verb = "list"
+		default:
+			info.Verb = "get"
+		}
+	case http.MethodPost:
+		info.Verb = "create"
+	case http.MethodPut:
+		info.Verb = "update"
+	case http.MethodPatch:
+		info.Verb = "patch"
+	case http.MethodDelete:
+		if info.Name == "" {
+			info.Verb = "deletecollection"
+		} else {
+			info.Verb = "delete"
+		}
+	default:
+		return info, nil, apierrors.NewMethodNotSupported(schema.GroupResource{Group: info.GV.Group, Resource: info.Resource}, r.Method)
+	}
+	return info, parts, nil
+}
+
+// resources serves everything under /api/ and /apis/.
+func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
+	info, parts, err := parseRequest(r)
+	if err != nil {
+		// /apis/<group> is a group document, not a resource path.
+		segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		if len(segs) == 2 && segs[0] == "apis" {
+			order, versions := s.groupVersions()
+			for _, g := range order {
+				if g == segs[1] {
+					grp := s.apiGroup(g, versions[g])
+					grp.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+					writeJSON(w, http.StatusOK, &grp)
+					return
+				}
+			}
+		}
+		writeError(w, r, err)
+		return
+	}
+	if len(parts) == 0 {
+		s.resourceList(w, info.GV)
+		return
+	}
+	st, ok := s.reg.Lookup(schema.GroupResource{Group: info.GV.Group, Resource: info.Resource})
+	if !ok || st.Resource.Version != info.GV.Version {
+		writeError(w, r, notFoundPath(r.URL.Path))
+		return
+	}
+	if !st.Resource.Namespaced && info.Namespace != "" && info.Resource != "namespaces" {
+		writeError(w, r, notFoundPath(r.URL.Path))
+		return
+	}
+	if st.Resource.Namespaced && info.Name != "" && info.Namespace == "" {
+		writeError(w, r, notFoundPath(r.URL.Path))
+		return
+	}
+	if info.Subresource != "" && !st.Resource.HasSubresource(info.Subresource) {
+		writeError(w, r, notFoundPath(r.URL.Path))
+		return
+	}
+	if info.Resource == "namespaces" {
+		info.Namespace = ""
+	}
+	var handlerErr error
+	switch info.Verb {
+	case "get":
+		handlerErr = s.get(w, r, st, info)
+	case "list":
+		handlerErr = s.list(w, r, st, info)
+	case "watch":
+		handlerErr = s.watch(w, r, st, info)
+	case "create":
+		handlerErr = s.create(w, r, st, info)
+	case "update":
+		handlerErr = s.update(w, r, st, info)
+	case "patch":
+		handlerErr = s.patch(w, r, st, info)
+	case "delete":
+		handlerErr = s.delete(w, r, st, info)
+	case "deletecollection":
+		handlerErr = s.deleteCollection(w, r, st, info)
+	}
+	if handlerErr != nil {
+		writeError(w, r, handlerErr)
+	}
+}
+
+// writeObject answers with obj, as a Table when asked.
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object) error {
+	if wantsTable(r) && r.Method == http.MethodGet {
+		t, err := printers.ToTable(obj, s.now())
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		writeJSON(w, code, t)
+		return nil
+	}
+	writeJSON(w, code, obj)
+	return nil
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
+	switch info.Subresource {
+	case "log":
+		return s.logs(w, r, st, info)
+	case "scale":
+		sc, err := st.GetScale(r.Context(), info.Namespace, info.Name)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, sc)
+		return nil
+	case "binding", "eviction":
+		return apierrors.NewMethodNotSupported(st.Resource.GroupResource(), "get")
+	}
+	obj, err := st.Get(r.Context(), namespaceOf(st, info), info.Name)
+	if err != nil {
+		return err
+	}
+	return s.writeObject(w, r, http.StatusOK, obj)
+}
+
+func namespaceOf(st *registry.Store, info requestInfo) string {
+	if st.Resource.Namespaced {
+		return info.Namespace
+	}
+	return ""
+}
+
+// listOptions parses labelSelector, fieldSelector and resourceVersion.
+func listOptions(r *http.Request, st *registry.Store) (registry.ListOptions, error) {
+	q := r.URL.Query()
+	var opts registry.ListOptions
+	if ls := q.Get("labelSelector"); ls != "" {
+		sel, err := labels.Parse(ls)
+		if err != nil {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		}
+		opts.LabelSelector = sel
+	}
+	if fs := q.Get("fieldSelector"); fs != "" {
+		sel, err := fields.ParseSelector(fs)
+		if err != nil {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+		}
+		known := st.Resource.Strategy.Fields(st.Resource.New())
+		known["metadata.namespace"] = ""
+		for _, req := range sel.Requirements() {
+			if _, ok := known[req.Field]; !ok {
+				return opts, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+			}
+		}
+		opts.FieldSelector = sel
+	}
+	opts.ResourceVersion = q.Get("resourceVersion")
+	opts.AllowWatchBookmarks = q.Get("allowWatchBookmarks") == "true"
+	return opts, nil
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
+	if info.Subresource != "" {
+		return notFoundPath(r.URL.Path)
+	}
+	opts, err := listOptions(r, st)
+	if err != nil {
+		return err
+	}
+	list, err := st.List(r.Context(), namespaceOf(st, info), opts)
+	if err != nil {
+		return err
+	}
+	return s.writeObject(w, r, http.StatusOK, list)
+}
+
+// readBody reads a request body within the size limit.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxRequestBodyBytes+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if int64(len(data)) > s.cfg.MaxRequestBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", s.cfg.MaxRequestBodyBytes))
+	}
+	return data, nil
+}
+
+func dryRun(r *http.Request) bool { return len(r.URL.Query()["dryRun"]) > 0 }
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
+	ctx := r.Context()
+	switch info.Subresource {
+	case "binding":
+		b := &corev1.Binding{}
+		if err := s.decode(w, r, corev1.SchemeGroupVersion.WithKind("Binding"), b); err != nil {
+			return err
+		}
+		if b.Name == "" {
+			b.Name = info.Name
+		}
+		if b.Namespace == "" {
+			b.Namespace = info.Namespace
+		}
+		if b.Name != info.Name {
+			return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", b.Name, info.Name))
+		}
+		if _, err := st.Bind(ctx, b); err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
+		return nil
+	case "":
+	default:
+		return apierrors.NewMethodNotSupported(st.Resource.GroupResource(), "create")
+	}
+	if info.Name != "" {
+		return apierrors.NewMethodNotSupported(st.Resource.GroupResource(), "create")
+	}
+	obj := st.Resource.New()
+	if err := s.decode(w, r, st.Resource.GroupVersionKind(), obj); err != nil {
+		return err
+	}
+	out, err := st.Create(ctx, info.Namespace, obj, registry.CreateOptions{DryRun: dryRun(r)})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
+	ctx := r.Context()
+	opts := registry.UpdateOptions{DryRun: dryRun(r)}
+	switch info.Subresource {
+	case "scale":
+		sc := &autoscalingv1.Scale{}
+		if err := s.decode(w, r, autoscalingv1.SchemeGroupVersion.WithKind("Scale"), sc); err != nil {
+			return err
+		}
+		if err := checkNames(sc, info); err != nil {
+			return err
+		}
+		out, err := st.UpdateScale(ctx, sc, opts)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	case "status", "":
+		opts.Subresource = info.Subresource
+	case "finalize":
+		opts.Subresource = "status" // namespaces: spec.finalizers, see registry
+	default:
+		return apierrors.NewMethodNotSupported(st.Resource.GroupResource(), "update")
+	}
+	obj := st.Resource.New()
+	if err := s.decode(w, r, st.Resource.GroupVersionKind(), obj); err != nil {
+		return err
+	}
+	if err := checkNames(obj, info); err != nil {
+		return err
+	}
+	out, err := st.Update(ctx, obj, opts)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// checkNames refuses a body whose name or namespace differs from the URL.
+func checkNames(obj runtime.Object, info requestInfo) error {
+	acc, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if acc.GetName() == "" {
+		acc.SetName(info.Name)
+	}
+	if acc.GetName() != info.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", acc.GetName(), info.Name))
+	}
+	if info.Namespace != "" && info.Resource != "namespaces" {
+		if acc.GetNamespace() == "" {
+			acc.SetNamespace(info.Namespace)
+		}
+		if acc.GetNamespace() != info.Namespace {
+			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	}
+	return nil
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
+	if info.Subresource != "" {
+		return apierrors.NewMethodNotSupported(st.Resource.GroupResource(), "delete")
+	}
+	opts, err := s.deleteOptions(r)
+	if err != nil {
+		return err
+	}
+	obj, gone, err := st.Delete(r.Context(), namespaceOf(st, info), info.Name, opts)
+	if err != nil {
+		return err
+	}
+	if !gone {
+		writeJSON(w, http.StatusOK, obj)
+		return nil
+	}
+	acc, _ := meta.Accessor(obj)
+	writeJSON(w, http.StatusOK, &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Details: &metav1.StatusDetails{
+			Name: info.Name, Group: st.Resource.Group, Kind: st.Resource.Resource, UID: acc.GetUID(),
+		},
+	})
+	return nil
+}
+
+// deleteOptions reads DeleteOptions from the body and the query.
+func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	data, err := s.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(strings.TrimSpace(string(data))) > 0 {
+		if err := json.Unmarshal(data, opts); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: %v", err))
+		}
+	}
+	q := r.URL.Query()
+	if g := q.Get("gracePeriodSeconds"); g != "" {
+		n, err := strconv.ParseInt(g, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", g))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if p := q.Get("propagationPolicy"); p != "" {
+		pp := metav1.DeletionPropagation(p)
+		opts.PropagationPolicy = &pp
+	}
+	if dryRun(r) {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	if pp := opts.PropagationPolicy; pp != nil {
+		switch *pp {
+		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
+		default:
+			return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "DeleteOptions"}, "", nil)
+		}
+	}
+	return opts, nil
+}
+
+func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
+	lopts, err := listOptions(r, st)
+	if err != nil {
+		return err
+	}
+	dopts, err := s.deleteOptions(r)
+	if err != nil {
+		return err
+	}
+	list, err := st.List(r.Context(), namespaceOf(st, info), lopts)
+	if err != nil {
+		return err
+	}
+	items, _ := meta.ExtractList(list)
+	for _, it := range items {
+		acc, _ := meta.Accessor(it)
+		if _, _, err := st.Delete(r.Context(), acc.GetNamespace(), acc.GetName(), dopts); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, list)
+	return nil
+}
+
+// logs serves pods/{name}/log.
+func (s *Server) logs(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
+	obj, err := st.Get(r.Context(), info.Namespace, info.Name)
+	if err != nil {
+		return err
+	}
+	pod := obj.(*corev1.Pod)
+	q := r.URL.Query()
+	opts := &corev1.PodLogOptions{
+		Container:  q.Get("container"),
+		Follow:     q.Get("follow") == "true",
+		Previous:   q.Get("previous") == "true",
+		Timestamps: q.Get("timestamps") == "true",
+	}
+	for name, dst := range map[string]**int64{"tailLines": &opts.TailLines, "sinceSeconds": &opts.SinceSeconds, "limitBytes": &opts.LimitBytes} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return apierrors.NewBadRequest(fmt.Sprintf("invalid %s %q", name, v))
+			}
+			*dst = &n
+		}
+	}
+	if opts.Container == "" {
+		if len(pod.Spec.Containers) != 1 {
+			names := make([]string, 0, len(pod.Spec.Containers))
+			for _, c := range pod.Spec.Containers {
+				names = append(names, c.Name)
+			}
+			return apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %v", pod.Name, names))
+		}
+		opts.Container = pod.Spec.Containers[0].Name
+	}
+	found := false
+	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		found = found || c.Name == opts.Container
+	}
+	if !found {
+		return apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", opts.Container, pod.Name))
+	}
+	if pod.Spec.NodeName == "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
+	}
+	if s.cfg.Logs == nil {
+		return apierrors.NewServiceUnavailable("no kubelet serves logs")
+	}
+	fw := &flushWriter{w: w}
+	fw.header = func() {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusOK)
+	}
+	if err := s.cfg.Logs.PodLogs(r.Context(), pod, opts, fw); err != nil {
+		if fw.wrote {
+			return nil // the stream already started; nothing more can be said
+		}
+		return err
+	}
+	if !fw.wrote {
+		fw.header()
+	}
+	return nil
+}
+
+// flushWriter sends the header on the first write and flushes every write, so
+// `kubectl logs -f` sees lines as they come.
+type flushWriter struct {
+	w      http.ResponseWriter
+	header func()
+	wrote  bool
+}
+
+func (f *flushWriter) Write(p []byte) (int, error) {
+	if !f.wrote {
+		f.wrote = true
+		f.header()
+	}
+	n, err := f.w.Write(p)
+	if fl, ok := f.w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	return n, err
+}
+
+// timeout reads timeoutSeconds, with a default.
+func timeout(r *http.Request, def time.Duration) time.Duration {
+	if v := r.URL.Query().Get("timeoutSeconds"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return time.Duration(n) * time.Second
+		}
+	}
+	return def
+}
+
+var _ = context.Background

@@ -1,0 +1,127 @@
+// Package apiserver is kubetab's kube-apiserver: an http.Handler that serves
+// the Kubernetes REST API over the registry (and so over the store).
+//
+// Upstream counterpart: k8s.io/apiserver/pkg/endpoints (handlers/create.go,
+// get.go, update.go, patch.go, delete.go, watch.go; discovery/) and
+// k8s.io/kubernetes/pkg/controlplane.
+//
+// A request walks the same path as in a real cluster:
+//
+//	GET /api/v1/namespaces/default/pods?labelSelector=app%3Dweb
+//	     │      │          │       │
+//	     │      │          │       └ resource (plural)
+//	     │      │          └ namespace
+//	     │      └ group/version ("" and v1 live under /api; others under /apis/<group>/<version>)
+//	     └ legacy core group
+//
+// The handler parses the path into a requestInfo (verb, resource, namespace,
+// name, subresource), decodes the body, calls the registry (which defaults,
+// validates, admits and writes to the store) and encodes the answer as JSON,
+// or as a meta.k8s.io Table when the client asks for one (kubectl get does).
+// Every failure is a metav1.Status with the upstream code, reason and message.
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/kubetab/kubetab/core/apiserver/registry"
+)
+
+// LogProvider streams a container's log; the kubelet of the pod's node
+// implements it (upstream: the apiserver proxies to the kubelet's
+// /containerLogs endpoint). The pod is bound and the container exists.
+type LogProvider interface {
+	PodLogs(ctx context.Context, pod *corev1.Pod, opts *corev1.PodLogOptions, w io.Writer) error
+}
+
+// LogProviderFunc adapts a function to LogProvider.
+type LogProviderFunc func(ctx context.Context, pod *corev1.Pod, opts *corev1.PodLogOptions, w io.Writer) error
+
+// PodLogs calls f.
+func (f LogProviderFunc) PodLogs(ctx context.Context, pod *corev1.Pod, opts *corev1.PodLogOptions, w io.Writer) error {
+	return f(ctx, pod, opts, w)
+}
+
+// Config configures a Server.
+type Config struct {
+	Registry *registry.Registry
+	// Logs serves pods/log; nil answers 503.
+	Logs LogProvider
+	// Clock is used for ages in tables; nil means the real clock.
+	Clock clock.PassiveClock
+	// MaxRequestBodyBytes bounds request bodies (413 above); zero means 3 MiB,
+	// kube-apiserver's limit.
+	MaxRequestBodyBytes int64
+	// ExternalAddress is reported in /api's serverAddressByClientCIDRs.
+	ExternalAddress string
+}
+
+// Server is the API server's HTTP handler.
+type Server struct {
+	cfg Config
+	reg *registry.Registry
+	mux *http.ServeMux
+}
+
+// New returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("apiserver: Config.Registry is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.MaxRequestBodyBytes == 0 {
+		cfg.MaxRequestBodyBytes = 3 << 20
+	}
+	s := &Server{cfg: cfg, reg: cfg.Registry, mux: http.NewServeMux()}
+	s.mux.HandleFunc("/version", s.version)
+	s.mux.HandleFunc("/version/", s.version)
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		s.mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = io.WriteString(w, "ok")
+		})
+	}
+	s.mux.HandleFunc("/api", s.legacyVersions)
+	s.mux.HandleFunc("/api/", s.resources)
+	s.mux.HandleFunc("/apis", s.groups)
+	s.mux.HandleFunc("/apis/", s.resources)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, notFoundPath(r.URL.Path))
+	})
+	return s, nil
+}
+
+// ServeHTTP serves the Kubernetes API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			writeError(w, r, internalError(p))
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) now() time.Time { return s.cfg.Clock.Now() }
+
+// wantsTable reports whether the client asked for the Table format.
+func wantsTable(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		if strings.Contains(part, "as=Table") && (strings.Contains(part, "g=meta.k8s.io") || !strings.Contains(part, "g=")) {
+			return true
+		}
+	}
+	return false
+}
