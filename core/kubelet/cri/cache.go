@@ -1,0 +1,354 @@
+package cri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// ErrCacheClosed is a pull or container start after CompileCache.Close.
+var ErrCacheClosed = errors.New("cri: compile cache is closed")
+
+// noLimit is the memory limit, in 64 KiB pages, of a container without
+// resources.limits.memory: all of wasm32's 4 GiB.
+const noLimit = 65536
+
+// wasmPageSize is the size of one WebAssembly memory page.
+const wasmPageSize = 64 << 10
+
+// CompileCache holds compiled modules by digest for every node of one process:
+// kubetab's registry mirror. Create one per process (per cluster) and pass it
+// to every node's Runtime in Config.Cache.
+//
+// Compiling turns a module into wazero's interpreter code; for a 34 KB C
+// module that is tens of milliseconds in a browser, for a Go module hundreds.
+// Instantiating an already compiled module is cheap. So the first PullImage of
+// a digest anywhere compiles it, and later pulls of the same digest, from any
+// node, only record the image in that node's list (Stats counts both).
+//
+//	node-1 PullImage("hello:1.0") ─┐ sha256:723a…: compile (miss)
+//	node-2 PullImage("hello:1.0") ─┤ sha256:723a…: hit
+//	node-2 PullImage("hello")     ─┘ same digest (latest = 1.0): hit
+//
+// Inside, one wazero interpreter engine (a wazero.CompilationCache) is shared
+// by one wazero.Runtime per memory limit in use: wazero fixes a module's
+// maximum memory when it decodes it, so a container with a 16 MiB limit runs a
+// copy of the module decoded under a 16 MiB runtime. The interpreter code
+// itself is compiled once per digest and shared by all copies.
+//
+// Compiled modules stay until Close: the catalog is small and the cache
+// belongs to the process, not to a node.
+type CompileCache struct {
+	engine wazero.CompilationCache // the one interpreter engine behind every runtime below
+
+	warmOnce sync.Once
+	warmErr  error
+
+	// mu guards the fields below. It is never held while compiling or running
+	// guest code. Lock order: CompileCache.mu before cachedModule.mu.
+	mu       sync.Mutex
+	closed   bool
+	runtimes map[uint32]*wasmRuntime  // by memory limit in pages; noLimit = none
+	modules  map[string]*cachedModule // by digest
+	compiles int64
+	hits     int64
+}
+
+// CacheStats counts what a CompileCache did.
+type CacheStats struct {
+	// Modules is the number of digests the cache holds (compiled or failed).
+	Modules int
+	// Compiles counts compilations: first pulls of a digest in the process.
+	Compiles int64
+	// Hits counts pulls that reused an earlier compilation.
+	Hits int64
+}
+
+// wasmRuntime is a wazero.Runtime with WASI instantiated in it.
+type wasmRuntime struct {
+	rt   wazero.Runtime
+	wasi map[string]api.FunctionDefinition // what a guest may import
+}
+
+// cachedModule is one digest in the cache.
+type cachedModule struct {
+	digest string
+	binary []byte
+	done   chan struct{} // closed when compiled and err are set
+
+	// Set before done is closed, read-only after.
+	compiled wazero.CompiledModule // decoded without a memory limit
+	err      error
+	minPages uint32 // initial memory of the module, in pages
+
+	mu      sync.Mutex          // guards limited
+	limited map[uint32]*variant // copies decoded under a memory limit, by pages
+}
+
+// variant is a module decoded under one memory limit.
+type variant struct {
+	done     chan struct{}
+	compiled wazero.CompiledModule
+	err      error
+}
+
+// NewCompileCache returns an empty cache. Close releases it.
+func NewCompileCache() *CompileCache {
+	return &CompileCache{
+		engine:   wazero.NewCompilationCache(),
+		runtimes: map[uint32]*wasmRuntime{},
+		modules:  map[string]*cachedModule{},
+	}
+}
+
+// Stats returns the cache's counters.
+func (c *CompileCache) Stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Modules: len(c.modules), Compiles: c.compiles, Hits: c.hits}
+}
+
+// Close releases every compiled module and wazero runtime. Containers still
+// running on any node end (their modules are closed under them).
+func (c *CompileCache) Close(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	runtimes := c.runtimes
+	c.runtimes, c.modules = nil, nil
+	c.mu.Unlock()
+
+	var errs []error
+	for _, wr := range runtimes {
+		errs = append(errs, wr.rt.Close(ctx))
+	}
+	errs = append(errs, c.engine.Close(ctx))
+	return errors.Join(errs...)
+}
+
+// runtime returns the wazero runtime for a memory limit, creating it (and
+// instantiating WASI in it) on first use.
+func (c *CompileCache) runtime(ctx context.Context, pages uint32) (*wasmRuntime, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrCacheClosed
+	}
+	if wr := c.runtimes[pages]; wr != nil {
+		return wr, nil
+	}
+	// The interpreter: wazero's compiler does not exist on js/wasm, and one
+	// engine kind for every host keeps native tests honest about the browser.
+	// WithCloseOnContextDone makes the interpreter check for a stop at every
+	// loop header and call, which is how StopContainer ends a guest.
+	cfg := wazero.NewRuntimeConfigInterpreter().
+		WithCompilationCache(c.engine).
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(pages)
+	rt := wazero.NewRuntimeWithConfig(context.WithoutCancel(ctx), cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("cri: instantiate WASI: %w", err)
+	}
+	wr := &wasmRuntime{rt: rt, wasi: rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions()}
+	c.runtimes[pages] = wr
+	return wr, nil
+}
+
+// compile returns the compiled module for img, compiling it if no node of the
+// process has pulled img.Digest before. Concurrent pulls of one digest
+// compile once; the others wait for it (or for ctx).
+func (c *CompileCache) compile(ctx context.Context, img Image) (*cachedModule, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrCacheClosed
+	}
+	m := c.modules[img.Digest]
+	if m != nil {
+		c.hits++
+	}
+	c.mu.Unlock()
+
+	if m == nil {
+		// Content addressing: what the registry sent must hash to the digest it
+		// named, or the image is not what the pod asked for. Checked once per
+		// digest; a mirror trusts what it already verified.
+		if got := Digest(img.Module); got != img.Digest {
+			return nil, fmt.Errorf("cri: image %q: digest mismatch: registry says %s, content is %s", img.Ref, img.Digest, got)
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, ErrCacheClosed
+		}
+		m = c.modules[img.Digest]
+		mine := m == nil
+		if mine {
+			m = &cachedModule{digest: img.Digest, binary: img.Module, done: make(chan struct{}), limited: map[uint32]*variant{}}
+			c.modules[img.Digest] = m
+			c.compiles++
+		} else {
+			c.hits++
+		}
+		c.mu.Unlock()
+		if mine {
+			m.compiled, m.minPages, m.err = c.compileCommand(ctx, img)
+			close(m.done)
+		}
+	}
+
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	return m, nil
+}
+
+// compileCommand compiles a module without a memory limit and checks that it
+// is a WASI command. It returns the module's initial memory in pages.
+func (c *CompileCache) compileCommand(ctx context.Context, img Image) (wazero.CompiledModule, uint32, error) {
+	wr, err := c.runtime(ctx, noLimit)
+	if err != nil {
+		return nil, 0, err
+	}
+	cm, err := wr.rt.CompileModule(ctx, img.Module)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %s: %v", ErrInvalidImage, img.Ref, err)
+	}
+	minPages, err := validateCommand(cm, wr.wasi)
+	if err != nil {
+		_ = cm.Close(ctx)
+		return nil, 0, fmt.Errorf("%w: %s: %v", ErrInvalidImage, img.Ref, err)
+	}
+	return cm, minPages, nil
+}
+
+// validateCommand checks what a WASI command must look like, so that a bad
+// image fails at pull time with a reason instead of at container start:
+//
+//   - it exports "_start" with no params and no results (a "reactor", a
+//     library with "_initialize", is not a program);
+//   - it exports its memory as "memory" (WASI functions read and write there);
+//   - every import is a wasi_snapshot_preview1 function wazero provides, with
+//     the same signature.
+func validateCommand(cm wazero.CompiledModule, wasi map[string]api.FunctionDefinition) (minPages uint32, err error) {
+	exports := cm.ExportedFunctions()
+	start, ok := exports["_start"]
+	if !ok {
+		if _, reactor := exports["_initialize"]; reactor {
+			return 0, errors.New(`it is a WASI reactor (exports "_initialize"), not a command: there is no "_start" to run`)
+		}
+		return 0, errors.New(`no "_start" export: not a WASI command`)
+	}
+	if len(start.ParamTypes()) != 0 || len(start.ResultTypes()) != 0 {
+		return 0, errors.New(`"_start" must take no params and return nothing`)
+	}
+	if len(cm.ImportedMemories()) != 0 {
+		return 0, errors.New("it imports its memory; a WASI command defines and exports its own")
+	}
+	mem, ok := cm.ExportedMemories()["memory"]
+	if !ok {
+		return 0, errors.New(`no "memory" export: WASI needs the guest's memory`)
+	}
+	for _, f := range cm.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		if mod != wasi_snapshot_preview1.ModuleName {
+			return 0, fmt.Errorf("imports %s.%s: a container can only import %s functions", mod, name, wasi_snapshot_preview1.ModuleName)
+		}
+		host, ok := wasi[name]
+		if !ok {
+			return 0, fmt.Errorf("imports %s.%s, which is not a WASI preview1 function", mod, name)
+		}
+		if !slices.Equal(f.ParamTypes(), host.ParamTypes()) || !slices.Equal(f.ResultTypes(), host.ResultTypes()) {
+			return 0, fmt.Errorf("imports %s.%s with the wrong signature", mod, name)
+		}
+	}
+	return mem.Min(), nil
+}
+
+// forLimit returns the module decoded under a memory limit of pages (noLimit
+// for none) and the runtime to instantiate it in.
+func (c *CompileCache) forLimit(ctx context.Context, m *cachedModule, pages uint32) (wazero.CompiledModule, *wasmRuntime, error) {
+	wr, err := c.runtime(ctx, pages)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pages == noLimit {
+		return m.compiled, wr, nil
+	}
+	m.mu.Lock()
+	v := m.limited[pages]
+	mine := v == nil
+	if mine {
+		v = &variant{done: make(chan struct{})}
+		m.limited[pages] = v
+	}
+	m.mu.Unlock()
+	if mine {
+		// Only decoding and validation run again: the interpreter code for this
+		// digest is already in the shared engine.
+		v.compiled, v.err = wr.rt.CompileModule(ctx, m.binary)
+		close(v.done)
+	}
+	select {
+	case <-v.done:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	if v.err != nil {
+		return nil, nil, v.err
+	}
+	return v.compiled, wr, nil
+}
+
+// warmUpModule is a hand-assembled module exporting f(x) = x+1. Calling it
+// once makes the JS engine compile wazero's interpreter loop, which in a fresh
+// browser tab costs ~100 ms the first time (see DESIGN.md, Verified facts).
+var warmUpModule = []byte{
+	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+	0x01, 0x06, 0x01, 0x60, 0x01, 0x7f, 0x01, 0x7f, // type section: (i32) -> i32
+	0x03, 0x02, 0x01, 0x00, // function section: one function of type 0
+	0x07, 0x05, 0x01, 0x01, 'f', 0x00, 0x00, // export section: "f" = func 0
+	0x0a, 0x09, 0x01, 0x07, 0x00, // code section: one body, 7 bytes, no locals
+	0x20, 0x00, 0x41, 0x01, 0x6a, 0x0b, // local.get 0; i32.const 1; i32.add; end
+}
+
+// warmUp runs one interpreter call, once per cache.
+func (c *CompileCache) warmUp(ctx context.Context) error {
+	c.warmOnce.Do(func() {
+		c.warmErr = func() error {
+			wr, err := c.runtime(ctx, noLimit)
+			if err != nil {
+				return err
+			}
+			mod, err := wr.rt.InstantiateWithConfig(ctx, warmUpModule, wazero.NewModuleConfig().WithName(""))
+			if err != nil {
+				return fmt.Errorf("cri: warm-up: %w", err)
+			}
+			defer mod.Close(ctx)
+			res, err := mod.ExportedFunction("f").Call(ctx, 41)
+			if err != nil {
+				return fmt.Errorf("cri: warm-up: %w", err)
+			}
+			if res[0] != 42 {
+				return fmt.Errorf("cri: warm-up: f(41) = %d, want 42", res[0])
+			}
+			return nil
+		}()
+	})
+	return c.warmErr
+}

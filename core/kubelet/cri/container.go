@@ -1,0 +1,526 @@
+package cri
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+	"k8s.io/utils/clock"
+)
+
+// Errors about containers.
+var (
+	// ErrContainerNotFound is an ID this node's runtime does not know
+	// (never created, or removed).
+	ErrContainerNotFound = errors.New("cri: container not found")
+	// ErrNotCreated is a StartContainer of a container that was already
+	// started: a container runs once; the kubelet creates a new one to restart.
+	ErrNotCreated = errors.New("cri: container is not in created state")
+	// ErrInvalidConfig is a ContainerConfig the runtime cannot run.
+	ErrInvalidConfig = errors.New("cri: invalid container config")
+)
+
+func errNotFound(id string) error { return fmt.Errorf("%w: %s", ErrContainerNotFound, id) }
+
+// ContainerState is where a container is in its life, upstream's
+// ContainerState enum:
+//
+//	Created ──StartContainer──▶ Running ──guest exits / StopContainer──▶ Exited
+//
+// (A Created container that is stopped stays Created.) Unknown is for a
+// runtime that lost track of a container; this one never reports it.
+type ContainerState int
+
+// Container states, in upstream's order (CONTAINER_CREATED = 0).
+const (
+	ContainerCreated ContainerState = iota
+	ContainerRunning
+	ContainerExited
+	ContainerUnknown
+)
+
+func (s ContainerState) String() string {
+	switch s {
+	case ContainerCreated:
+		return "Created"
+	case ContainerRunning:
+		return "Running"
+	case ContainerExited:
+		return "Exited"
+	}
+	return "Unknown"
+}
+
+// Reasons for an exited container, as containerd reports them and the kubelet
+// shows them in the pod's status (state.terminated.reason).
+const (
+	ReasonCompleted  = "Completed"  // exit code 0
+	ReasonError      = "Error"      // any other exit code, including a kill
+	ReasonOOMKilled  = "OOMKilled"  // initial memory above the memory limit
+	ReasonStartError = "StartError" // the module could not be instantiated
+)
+
+// Exit codes the runtime makes up when the guest did not choose one, shaped
+// like a shell's 128+signal so they read as they do on Linux.
+const (
+	ExitCodeKilled     = 137 // 128 + SIGKILL(9): stopped, or OOMKilled
+	ExitCodeAbort      = 134 // 128 + SIGABRT(6): trap "unreachable", what C's abort() compiles to
+	ExitCodeCrashed    = 139 // 128 + SIGSEGV(11): any other trap
+	ExitCodeStartError = 128 // could not be started, as containerd reports a failed exec
+)
+
+// EnvVar is one environment variable.
+type EnvVar struct {
+	Name  string
+	Value string
+}
+
+// ContainerConfig is what the kubelet asks to run: upstream's ContainerConfig
+// with the parts of PodSandboxConfig a container needs (its pod's identity).
+type ContainerConfig struct {
+	PodUID       string
+	PodName      string // also the container's HOSTNAME unless Env sets one
+	PodNamespace string
+	// Name is the container's name in the pod spec. Required.
+	Name string
+	// Attempt is the restart count: 0 for the first container of this name in
+	// the pod, +1 for each restart.
+	Attempt uint32
+	// Image is the image reference, as in the pod spec ("hello:1.0"). It must
+	// have been pulled on this node. Required.
+	Image string
+	// Command replaces the image's entrypoint; Args its default arguments.
+	// The guest's argv is Command+Args, or the image name followed by Args
+	// when Command is empty.
+	Command []string
+	Args    []string
+	Env     []EnvVar
+	// MemoryLimitBytes, when > 0, caps the guest's memory (rounded down to
+	// whole 64 KiB pages). See the package doc for what exceeding it does.
+	MemoryLimitBytes int64
+	// Labels are copied to the status, for ListContainers' LabelSelector.
+	Labels map[string]string
+}
+
+// ContainerStatus is one container as the runtime sees it: upstream's
+// ContainerStatus (and Container, for lists).
+type ContainerStatus struct {
+	ID           string
+	PodUID       string
+	PodName      string
+	PodNamespace string
+	Name         string
+	Attempt      uint32
+	// Image is the normalized reference the container was created from
+	// ("hello:latest"); ImageRef pins its content ("hello@sha256:..."), what
+	// the kubelet reports as the pod's status.containerStatuses[].imageID.
+	Image    string
+	ImageRef string
+	State    ContainerState
+	// CreatedAt, StartedAt, FinishedAt are zero until they happen.
+	CreatedAt  time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time
+	// ExitCode, Reason and Message are set once the container has exited.
+	ExitCode         int32
+	Reason           string
+	Message          string
+	MemoryLimitBytes int64
+	Labels           map[string]string
+}
+
+// container is one container of a node.
+type container struct {
+	id       string
+	cfg      ContainerConfig
+	image    string // normalized reference
+	imageRef string // name@digest
+	argv     []string
+	env      []EnvVar
+	clock    clock.Clock
+
+	// What to run: a compiled module and the runtime to instantiate it in, or
+	// oom, a reason it can never start.
+	compiled wazero.CompiledModule
+	wr       *wasmRuntime
+	oom      string
+
+	// mu guards everything below, and the log.
+	mu         sync.Mutex
+	state      ContainerState
+	createdAt  time.Time
+	startedAt  time.Time
+	finishedAt time.Time
+	exitCode   int32
+	reason     string
+	message    string
+	killed     bool               // StopContainer or RemoveContainer asked it to end
+	removed    bool               // RemoveContainer took it; it must not start
+	cancel     context.CancelFunc // ends the guest; set by StartContainer
+	done       chan struct{}      // closed when the guest's goroutine has ended; nil before start
+	log        containerLog
+}
+
+func (c *container) status() ContainerStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.statusLocked()
+}
+
+func (c *container) statusLocked() ContainerStatus {
+	return ContainerStatus{
+		ID:               c.id,
+		PodUID:           c.cfg.PodUID,
+		PodName:          c.cfg.PodName,
+		PodNamespace:     c.cfg.PodNamespace,
+		Name:             c.cfg.Name,
+		Attempt:          c.cfg.Attempt,
+		Image:            c.image,
+		ImageRef:         c.imageRef,
+		State:            c.state,
+		CreatedAt:        c.createdAt,
+		StartedAt:        c.startedAt,
+		FinishedAt:       c.finishedAt,
+		ExitCode:         c.exitCode,
+		Reason:           c.reason,
+		Message:          c.message,
+		MemoryLimitBytes: c.cfg.MemoryLimitBytes,
+		Labels:           maps.Clone(c.cfg.Labels),
+	}
+}
+
+// kill asks a running guest to end. It does not wait.
+func (c *container) kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == ContainerRunning && !c.killed {
+		c.killed = true
+		c.cancel()
+	}
+}
+
+// wait waits until the guest's goroutine has ended (at once if it never
+// started) or ctx is done.
+func (c *container) wait(ctx context.Context) error {
+	c.mu.Lock()
+	done := c.done
+	c.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("cri: waiting for container %s to stop: %w", c.id, ctx.Err())
+	}
+}
+
+// CreateContainer creates a container from an image already pulled on this
+// node and returns its ID; the container is in state Created and nothing runs
+// yet. With a memory limit this may decode the module once more for that
+// limit (see CompileCache).
+func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (string, error) {
+	if err := validateConfig(cfg); err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	ni := r.lookupImageLocked(cfg.Image)
+	r.mu.Unlock()
+	if ni == nil {
+		return "", fmt.Errorf("create container %q: %w: %q", cfg.Name, ErrImageNotPresent, cfg.Image)
+	}
+	ref, _ := ParseRef(cfg.Image) // valid: lookupImageLocked found it
+
+	c := &container{
+		cfg:      cfg,
+		image:    ref.String(),
+		imageRef: ref.Name + "@" + ni.status.ID,
+		clock:    r.clock,
+		log:      newContainerLog(r.maxLogBytes),
+	}
+	c.cfg.Command = append([]string(nil), cfg.Command...)
+	c.cfg.Args = append([]string(nil), cfg.Args...)
+	c.cfg.Env = append([]EnvVar(nil), cfg.Env...)
+	c.cfg.Labels = maps.Clone(cfg.Labels)
+
+	if len(cfg.Command) > 0 {
+		c.argv = append(append([]string(nil), cfg.Command...), cfg.Args...)
+	} else {
+		c.argv = append([]string{ref.Name}, cfg.Args...)
+	}
+	// containerd sets HOSTNAME from the sandbox's hostname, which the kubelet
+	// sets to the pod's name.
+	hasHostname := false
+	for _, e := range cfg.Env {
+		hasHostname = hasHostname || e.Name == "HOSTNAME"
+	}
+	if !hasHostname && cfg.PodName != "" {
+		c.env = append(c.env, EnvVar{Name: "HOSTNAME", Value: cfg.PodName})
+	}
+	c.env = append(c.env, cfg.Env...)
+
+	pages := uint32(noLimit)
+	if cfg.MemoryLimitBytes > 0 && cfg.MemoryLimitBytes < int64(noLimit)*wasmPageSize {
+		pages = uint32(cfg.MemoryLimitBytes / wasmPageSize)
+	}
+	mod := ni.module
+	if pages < mod.minPages {
+		c.oom = fmt.Sprintf("memory limit %d bytes (%d pages of 64 KiB) is below the %d pages the module needs to start",
+			cfg.MemoryLimitBytes, pages, mod.minPages)
+	} else {
+		compiled, wr, err := r.cache.forLimit(ctx, mod, pages)
+		if err != nil {
+			return "", fmt.Errorf("create container %q: %w", cfg.Name, err)
+		}
+		c.compiled, c.wr = compiled, wr
+	}
+
+	id, err := newID()
+	if err != nil {
+		return "", err
+	}
+	c.id = id
+	c.createdAt = r.clock.Now()
+	r.mu.Lock()
+	r.containers[id] = c
+	r.mu.Unlock()
+	r.emit(ContainerCreatedEvent, c.status())
+	return id, nil
+}
+
+func validateConfig(cfg ContainerConfig) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case cfg.Name == "":
+		return bad("name is required")
+	case cfg.Image == "":
+		return bad("container %q: image is required", cfg.Name)
+	case cfg.MemoryLimitBytes < 0:
+		return bad("container %q: memory limit %d must not be negative", cfg.Name, cfg.MemoryLimitBytes)
+	}
+	for _, e := range cfg.Env {
+		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") || strings.ContainsRune(e.Value, 0) {
+			return bad("container %q: env %q: a name must be non-empty without '=' or NUL, a value without NUL", cfg.Name, e.Name)
+		}
+	}
+	for _, a := range append(append([]string(nil), cfg.Command...), cfg.Args...) {
+		if strings.ContainsRune(a, 0) {
+			return bad("container %q: command and args must not contain NUL", cfg.Name)
+		}
+	}
+	return nil
+}
+
+// newID returns a container ID as containerd makes them: 32 random bytes in hex.
+func newID() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("cri: container ID: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// StartContainer starts a Created container: the guest runs in its own
+// goroutine, which ends when the guest exits or is stopped. StartContainer
+// returns once the container is Running; it does not wait for the guest.
+// A guest that cannot be instantiated still starts and then exits at once
+// with ExitCodeStartError (or OOMKilled), as a container whose process failed.
+func (r *Runtime) StartContainer(ctx context.Context, id string) error {
+	c, err := r.get(id)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.removed {
+		c.mu.Unlock()
+		return errNotFound(id)
+	}
+	if c.state != ContainerCreated {
+		state := c.state
+		c.mu.Unlock()
+		return fmt.Errorf("start container %s: %w (it is %s)", id, ErrNotCreated, state)
+	}
+	// The guest's context keeps ctx's values (for wazero's experimental
+	// hooks) but not its cancellation: the guest outlives the kubelet's call.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	c.done = make(chan struct{})
+	c.state = ContainerRunning
+	c.startedAt = r.clock.Now()
+	st := c.statusLocked()
+	c.mu.Unlock()
+
+	r.emit(ContainerStartedEvent, st)
+	go r.run(runCtx, c)
+	return nil
+}
+
+// run is the container's goroutine: it runs the guest and records how it
+// ended.
+func (r *Runtime) run(ctx context.Context, c *container) {
+	code, reason, message := c.runGuest(ctx)
+
+	c.mu.Lock()
+	now := r.clock.Now()
+	c.log.flushLocked(now)
+	c.state = ContainerExited
+	c.finishedAt = now
+	c.exitCode, c.reason, c.message = code, reason, message
+	c.cancel()
+	c.log.wakeLocked() // followers return once they have read everything
+	st := c.statusLocked()
+	c.mu.Unlock()
+
+	r.emit(ContainerStoppedEvent, st)
+	close(c.done)
+}
+
+// runGuest instantiates the module and calls its _start.
+func (c *container) runGuest(ctx context.Context) (code int32, reason, message string) {
+	if c.oom != "" {
+		return ExitCodeKilled, ReasonOOMKilled, c.oom
+	}
+	clk := c.clock
+	base := clk.Now()
+	cfg := wazero.NewModuleConfig().
+		WithName("").         // anonymous: many instances of one module can coexist
+		WithStartFunctions(). // _start is called below, so we hold the module while it runs
+		WithArgs(c.argv...).
+		WithStdout(logWriter{c: c, stream: Stdout}).
+		WithStderr(logWriter{c: c, stream: Stderr}).
+		WithRandSource(rand.Reader).
+		WithWalltime(func() (int64, int32) {
+			t := clk.Now()
+			return t.Unix(), int32(t.Nanosecond())
+		}, sys.ClockResolution(time.Microsecond)).
+		WithNanotime(func() int64 { return int64(clk.Since(base)) }, sys.ClockResolution(1)).
+		WithNanosleep(func(ns int64) {
+			// Sleep on the injected clock, and wake up at once on a stop.
+			if ns <= 0 {
+				goruntime.Gosched()
+				return
+			}
+			t := clk.NewTimer(time.Duration(ns))
+			defer t.Stop()
+			select {
+			case <-t.C():
+			case <-ctx.Done():
+			}
+		}).
+		WithOsyield(goruntime.Gosched)
+	for _, e := range c.env {
+		cfg = cfg.WithEnv(e.Name, e.Value)
+	}
+
+	mod, err := c.wr.rt.InstantiateModule(ctx, c.compiled, cfg)
+	if err != nil {
+		if c.wasKilled() {
+			return ExitCodeKilled, ReasonError, ""
+		}
+		return ExitCodeStartError, ReasonStartError, firstLine(err)
+	}
+	_, err = mod.ExportedFunction("_start").Call(ctx)
+	_ = mod.Close(context.WithoutCancel(ctx))
+	return exitStatus(err, c.wasKilled())
+}
+
+func (c *container) wasKilled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.killed
+}
+
+// exitStatus turns how _start returned into an exit code, reason and message.
+func exitStatus(err error, killed bool) (int32, string, string) {
+	var exit *sys.ExitError
+	switch {
+	case err == nil: // _start returned: main returned 0
+		return 0, ReasonCompleted, ""
+	case errors.As(err, &exit):
+		switch code := exit.ExitCode(); {
+		case code == sys.ExitCodeContextCanceled || code == sys.ExitCodeDeadlineExceeded:
+			return ExitCodeKilled, ReasonError, "" // the stop closed the module
+		case code == 0:
+			return 0, ReasonCompleted, ""
+		default:
+			return int32(code), ReasonError, ""
+		}
+	case killed:
+		return ExitCodeKilled, ReasonError, ""
+	case strings.HasPrefix(err.Error(), "wasm error: unreachable"):
+		return ExitCodeAbort, ReasonError, firstLine(err)
+	default:
+		return ExitCodeCrashed, ReasonError, firstLine(err)
+	}
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// StopContainer stops a running container and waits until it has ended (or
+// ctx is done). It is idempotent: stopping an exited or never started
+// container is not an error.
+//
+// Upstream, the runtime sends SIGTERM, waits up to timeout (the pod's
+// terminationGracePeriodSeconds) and then sends SIGKILL. WASI preview1 has no
+// signals, so a guest could not act on a SIGTERM: the runtime kills it at once
+// and timeout is only recorded in the contract for a future graceful protocol.
+// The container exits with 137 and reason Error, as after SIGKILL.
+func (r *Runtime) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
+	c, err := r.get(id)
+	if err != nil {
+		return err
+	}
+	c.kill()
+	return c.wait(ctx)
+}
+
+// ContainerStatus returns a container's status, or ErrContainerNotFound.
+func (r *Runtime) ContainerStatus(id string) (ContainerStatus, error) {
+	c, err := r.get(id)
+	if err != nil {
+		return ContainerStatus{}, err
+	}
+	return c.status(), nil
+}
+
+// RemoveContainer removes a container and its log. A running container is
+// killed first and waited for (bounded by ctx). Removing an unknown container
+// is not an error: the CRI asks for RemoveContainer to be idempotent.
+func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
+	r.mu.Lock()
+	c := r.containers[id]
+	r.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	c.removed = true
+	c.mu.Unlock()
+	c.kill()
+	if err := c.wait(ctx); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	_, present := r.containers[id]
+	delete(r.containers, id)
+	r.mu.Unlock()
+	if present { // a concurrent RemoveContainer already reported it
+		r.emit(ContainerDeletedEvent, c.status())
+	}
+	return nil
+}
