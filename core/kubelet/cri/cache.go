@@ -51,9 +51,11 @@ type CompileCache struct {
 	warmErr  error
 
 	// mu guards the fields below. It is never held while compiling or running
-	// guest code. Lock order: CompileCache.mu before cachedModule.mu.
+	// guest code. Lock order: container.mu, then CompileCache.mu, then
+	// cachedModule.mu.
 	mu       sync.Mutex
 	closed   bool
+	active   map[*container]struct{}  // running guests of every node
 	runtimes map[uint32]*wasmRuntime  // by memory limit in pages; noLimit = none
 	modules  map[string]*cachedModule // by digest
 	compiles int64
@@ -104,6 +106,7 @@ func NewCompileCache() *CompileCache {
 		engine:   wazero.NewCompilationCache(),
 		runtimes: map[uint32]*wasmRuntime{},
 		modules:  map[string]*cachedModule{},
+		active:   map[*container]struct{}{},
 	}
 }
 
@@ -114,8 +117,9 @@ func (c *CompileCache) Stats() CacheStats {
 	return CacheStats{Modules: len(c.modules), Compiles: c.compiles, Hits: c.hits}
 }
 
-// Close releases every compiled module and wazero runtime. Containers still
-// running on any node end (their modules are closed under them).
+// Close kills the containers still running on any node, waits for them (or
+// for ctx), and releases every compiled module and wazero runtime. Pulls and
+// container starts fail with ErrCacheClosed afterwards.
 func (c *CompileCache) Close(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -123,16 +127,49 @@ func (c *CompileCache) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
+	active := make([]*container, 0, len(c.active))
+	for ct := range c.active {
+		active = append(active, ct)
+	}
+	c.mu.Unlock()
+
+	for _, ct := range active {
+		ct.kill()
+	}
+	for _, ct := range active {
+		if err := ct.wait(ctx); err != nil {
+			return err
+		}
+	}
+
+	c.mu.Lock()
 	runtimes := c.runtimes
 	c.runtimes, c.modules = nil, nil
 	c.mu.Unlock()
-
 	var errs []error
 	for _, wr := range runtimes {
 		errs = append(errs, wr.rt.Close(ctx))
 	}
 	errs = append(errs, c.engine.Close(ctx))
 	return errors.Join(errs...)
+}
+
+// track records a guest about to run, so that Close can end it first.
+func (c *CompileCache) track(ct *container) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrCacheClosed
+	}
+	c.active[ct] = struct{}{}
+	return nil
+}
+
+// untrack forgets a guest that has ended.
+func (c *CompileCache) untrack(ct *container) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.active, ct)
 }
 
 // runtime returns the wazero runtime for a memory limit, creating it (and

@@ -352,6 +352,10 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		c.mu.Unlock()
 		return fmt.Errorf("start container %s: %w (it is %s)", id, ErrNotCreated, state)
 	}
+	if err := r.cache.track(c); err != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("start container %s: %w", id, err)
+	}
 	// The guest's context keeps ctx's values (for wazero's experimental
 	// hooks) but not its cancellation: the guest outlives the kubelet's call.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -383,6 +387,7 @@ func (r *Runtime) run(ctx context.Context, c *container) {
 	st := c.statusLocked()
 	c.mu.Unlock()
 
+	r.cache.untrack(c)
 	r.emit(ContainerStoppedEvent, st)
 	close(c.done)
 }
