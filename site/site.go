@@ -1,0 +1,215 @@
+// Package site is kubetab's web app: the page with the console and the live
+// cluster panel, and the Web Worker that runs the control plane.
+//
+//	site/src/     the sources (JavaScript, CSS, HTML), see src/main.js
+//	site/build/   bundles src/ into dist/ with esbuild's Go API
+//	site/dist/    the built site plus kubetab.wasm and wasm_exec.js (build.sh)
+//
+// This package embeds dist/ so that one native binary (`kubetab serve`) can
+// serve the whole site on a machine with no network, the way a classroom
+// kiosk runs it. A checkout that has not been built yet embeds only
+// dist/.keep; Built reports that, and Handler then answers with a page that
+// says how to build.
+package site
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:embed all:dist
+var embedded embed.FS
+
+// FS returns the built site (the contents of dist/).
+func FS() fs.FS {
+	sub, err := fs.Sub(embedded, "dist")
+	if err != nil {
+		panic(err) // "dist" is a valid path; fs.Sub fails only on invalid ones
+	}
+	return sub
+}
+
+// Built reports whether the embedded site was built (has index.html and
+// kubetab.wasm).
+func Built() bool {
+	return BuiltFS(FS())
+}
+
+// BuiltFS reports whether fsys holds a built site.
+func BuiltFS(fsys fs.FS) bool {
+	for _, name := range []string{"index.html", "kubetab.wasm", "wasm_exec.js", "worker.js"} {
+		if _, err := fs.Stat(fsys, name); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// contentTypes are set explicitly rather than from the system's mime.types,
+// which differ between machines. The browser refuses to stream-compile wasm
+// served without application/wasm.
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".wasm": "application/wasm",
+	".svg":  "image/svg+xml",
+	".map":  "application/json",
+	".json": "application/json",
+	".txt":  "text/plain; charset=utf-8",
+	".png":  "image/png",
+	".md":   "text/markdown; charset=utf-8",
+}
+
+// ContentType returns the Content-Type for a file name.
+func ContentType(name string) string {
+	if ct, ok := contentTypes[path.Ext(name)]; ok {
+		return ct
+	}
+	return "application/octet-stream"
+}
+
+// csp keeps every request on the page's own origin: scripts, styles, workers,
+// fetches and images come from 'self' only. 'wasm-unsafe-eval' allows
+// compiling WebAssembly; 'unsafe-inline' styles are needed by xterm.js, which
+// sizes its rows with <style> elements.
+const csp = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; " +
+	"img-src 'self' data:; connect-src 'self'; worker-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'"
+
+// Handler serves fsys (usually FS()). Files are read once and kept in memory;
+// responses carry an ETag, so a reload revalidates instead of downloading
+// again. kubetab.wasm is also gzip-compressed in the background, and served
+// compressed to browsers that accept it once that is done (a classroom of
+// kiosks downloads a quarter of the bytes); the header
+// X-Decoded-Content-Length then tells the page's progress bar the real size.
+func Handler(fsys fs.FS) http.Handler {
+	if !BuiltFS(fsys) {
+		return notBuilt{}
+	}
+	h := &handler{fsys: fsys, files: map[string]*file{}}
+	if f, err := h.load("kubetab.wasm"); err == nil {
+		go f.compress()
+	}
+	return h
+}
+
+type handler struct {
+	fsys fs.FS
+
+	mu    sync.Mutex // guards files
+	files map[string]*file
+}
+
+type file struct {
+	name string
+	data []byte
+	etag string
+
+	mu   sync.Mutex // guards gzip
+	gzip []byte     // nil until compressed
+}
+
+func (f *file) compress() {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+	zw.Write(f.data)
+	zw.Close()
+	f.mu.Lock()
+	f.gzip = buf.Bytes()
+	f.mu.Unlock()
+}
+
+func (f *file) compressed() []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.gzip
+}
+
+func (h *handler) load(name string) (*file, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f, ok := h.files[name]; ok {
+		return f, nil
+	}
+	data, err := fs.ReadFile(h.fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	f := &file{name: name, data: data, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	h.files[name] = f
+	return f, nil
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if name == "" {
+		name = "index.html"
+	}
+	if name == ".keep" || !fs.ValidPath(name) {
+		http.NotFound(w, r)
+		return
+	}
+	f, err := h.load(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", ContentType(name))
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Content-Security-Policy", csp)
+	hdr.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hdr.Set("Cross-Origin-Resource-Policy", "same-origin")
+	hdr.Set("ETag", f.etag)
+	body := f.data
+	if gz := f.compressed(); gz != nil && acceptsGzip(r) {
+		hdr.Set("ETag", strings.TrimSuffix(f.etag, `"`)+`-gzip"`)
+		hdr.Set("Content-Encoding", "gzip")
+		hdr.Set("Vary", "Accept-Encoding")
+		hdr.Set("X-Decoded-Content-Length", strconv.Itoa(len(f.data)))
+		body = gz
+	}
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(body))
+}
+
+func acceptsGzip(r *http.Request) bool {
+	if r.Header.Get("Range") != "" {
+		return false
+	}
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(enc) == "gzip" && strings.ReplaceAll(q, " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}
+
+// notBuilt answers every request of an unbuilt binary.
+type notBuilt struct{}
+
+// NotBuiltMessage says what to do when the site was not built into the binary.
+const NotBuiltMessage = "kubetab: this binary was built without the web app (site/dist held no built site when it was compiled). Run ./build.sh build, which bundles the site and the wasm, then builds bin/kubetab."
+
+func (notBuilt) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	w.Write([]byte(NotBuiltMessage + "\n"))
+}

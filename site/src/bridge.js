@@ -1,0 +1,157 @@
+// The page's side of the bridge to the control plane in the Web Worker
+// (worker.js lists the messages).
+//
+// cluster.fetch(path, init) looks like window.fetch and returns a real
+// Response, but the request never touches the network: it travels by
+// postMessage to the worker, where the Go kube-apiserver handler answers it.
+// A watch (?watch=true) comes back as a Response whose body streams
+// newline-delimited JSON events; aborting init.signal ends the watch.
+
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+export class Cluster {
+  constructor(workerURL = 'worker.js') {
+    this.worker = new Worker(workerURL);
+    this.nextID = 1;
+    this.requests = new Map(); // id → {resolve, reject, ctrl}
+    this.commands = new Map(); // id → {onOutput, resolve}
+    this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [] };
+    this.stderr = []; // the last lines Go wrote to stderr
+    this.isReady = false;
+    this.ready = new Promise((resolve, reject) => {
+      this.on('ready', resolve);
+      this.on('failed', (m) => reject(new Error(m.message)));
+      this.on('exited', (m) => reject(new Error(`exited with code ${m.code}`)));
+    });
+    this.ready.then(() => { this.isReady = true; }, () => {});
+    this.worker.onmessage = ({ data }) => this.dispatch(data);
+    this.worker.onerror = (e) => this.emit('failed', { type: 'failed', message: e.message || 'worker error' });
+  }
+
+  /** Listen for worker events: progress, phase, ready, panic, exited, failed. */
+  on(event, fn) {
+    this.listeners[event].push(fn);
+  }
+
+  emit(event, msg) {
+    for (const fn of this.listeners[event]) fn(msg);
+  }
+
+  dispatch(msg) {
+    switch (msg.type) {
+      case 'head': {
+        const r = this.requests.get(msg.id);
+        if (!r) return;
+        const body = NULL_BODY.has(msg.status) ? null : new ReadableStream({
+          start: (ctrl) => { r.ctrl = ctrl; },
+          cancel: () => this.abort(msg.id),
+        });
+        r.resolve(new Response(body, { status: msg.status, headers: msg.headers }));
+        break;
+      }
+      case 'chunk': {
+        const r = this.requests.get(msg.id);
+        if (r && r.ctrl) r.ctrl.enqueue(msg.data);
+        break;
+      }
+      case 'end': {
+        const r = this.requests.get(msg.id);
+        this.requests.delete(msg.id);
+        if (r && r.ctrl) r.ctrl.close();
+        break;
+      }
+      case 'error': {
+        const r = this.requests.get(msg.id);
+        this.requests.delete(msg.id);
+        if (!r) return;
+        const err = new TypeError(`kubetab: ${msg.message}`);
+        if (r.ctrl) r.ctrl.error(err); else r.reject(err);
+        break;
+      }
+      case 'output': {
+        const c = this.commands.get(msg.id);
+        if (c) c.onOutput(msg.data, msg.fd);
+        break;
+      }
+      case 'exit': {
+        const c = this.commands.get(msg.id);
+        this.commands.delete(msg.id);
+        if (c) c.resolve(msg.code);
+        break;
+      }
+      case 'log':
+        this.stderr.push(msg.text);
+        if (this.stderr.length > 200) this.stderr.shift();
+        break;
+      case 'exited':
+      case 'failed':
+        this.emit(msg.type, msg);
+        this.failAll(new Error(msg.type === 'failed' ? msg.message : 'kubetab exited'));
+        break;
+      default:
+        if (this.listeners[msg.type]) this.emit(msg.type, msg);
+    }
+  }
+
+  failAll(err) {
+    for (const [id, r] of this.requests) {
+      if (r.ctrl) r.ctrl.error(err); else r.reject(err);
+      this.requests.delete(id);
+    }
+    for (const [id, c] of this.commands) {
+      c.resolve(1);
+      this.commands.delete(id);
+    }
+  }
+
+  abort(id) {
+    if (!this.requests.has(id)) return;
+    this.requests.delete(id);
+    this.worker.postMessage({ type: 'abort', id });
+  }
+
+  /**
+   * Like window.fetch, against the kube-apiserver in the worker.
+   * path is "/api/v1/pods?watch=true"; init has method, headers, body, signal.
+   */
+  async fetch(path, init = {}) {
+    const id = this.nextID++;
+    let body = null;
+    if (init.body != null) {
+      body = typeof init.body === 'string' ? new TextEncoder().encode(init.body).buffer
+        : init.body instanceof ArrayBuffer ? init.body : await new Response(init.body).arrayBuffer();
+    }
+    const headers = [...new Headers(init.headers || {})];
+    const signal = init.signal;
+    if (signal && signal.aborted) throw new DOMException('aborted', 'AbortError');
+    const response = new Promise((resolve, reject) => {
+      this.requests.set(id, { resolve, reject, ctrl: null });
+    });
+    if (signal) {
+      signal.addEventListener('abort', () => {
+        const r = this.requests.get(id);
+        if (!r) return;
+        const err = new DOMException('aborted', 'AbortError');
+        if (r.ctrl) r.ctrl.error(err); else r.reject(err);
+        this.abort(id);
+      }, { once: true });
+    }
+    this.worker.postMessage({ type: 'request', id, method: init.method || 'GET', url: path, headers, body },
+      body ? [body] : []);
+    return response;
+  }
+
+  /**
+   * Run one console line. onOutput(bytes, fd) gets its output as it comes.
+   * Returns {done: Promise<exit code>, cancel()}; cancel is Ctrl-C.
+   */
+  run(line, onOutput, stdin) {
+    const id = this.nextID++;
+    const done = new Promise((resolve) => this.commands.set(id, { onOutput, resolve }));
+    this.worker.postMessage({ type: 'run', id, line, stdin: stdin ?? null });
+    return {
+      done,
+      cancel: () => this.worker.postMessage({ type: 'cancel', id }),
+    };
+  }
+}

@@ -1,0 +1,138 @@
+// kubetab's page: starts the control plane in a Web Worker, shows its
+// download and start-up, and connects the console and the live cluster panel
+// to it. Nothing here talks to the network except to fetch this site's own
+// files (worker.js, wasm_exec.js, kubetab.wasm).
+
+import '@xterm/xterm/css/xterm.css';
+import './style.css';
+
+import { Cluster } from './bridge.js';
+import { Console } from './terminal.js';
+import { ClusterView } from './clusterview.js';
+import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
+
+const $ = (sel) => document.querySelector(sel);
+
+function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(0)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+// Test and benchmark hooks (test/browser reads these).
+const kubetab = {
+  timing: { navigation: 0 }, // performance.now() at each start-up phase
+  commands: [],              // {line, firstOutputAt, exitAt, code, output}
+  consoleText: () => '',
+};
+window.kubetab = kubetab;
+
+// --- language ---------------------------------------------------------------
+onLang((code) => {
+  document.documentElement.lang = code;
+  translateDocument();
+});
+$('#lang').addEventListener('click', () => setLang(lang() === 'ja' ? 'en' : 'ja'));
+
+// --- the control plane --------------------------------------------------------
+const cluster = new Cluster('worker.js');
+kubetab.cluster = cluster;
+
+const loader = $('#loader');
+const bar = $('#loader .bar > span');
+let phase = 'download';
+let progressText = '';
+
+function showLoader() {
+  loader.dataset.phase = phase;
+  $('#loader .phase').textContent = t(`load.${phase}`);
+  $('#loader .bytes').textContent = progressText;
+}
+onLang(showLoader);
+
+cluster.on('progress', ({ loaded, total }) => {
+  kubetab.timing.downloaded = performance.now();
+  if (total > 0) {
+    bar.style.width = `${Math.min(100, (loaded / total) * 100).toFixed(1)}%`;
+    progressText = t('load.bytes', { loaded: formatBytes(loaded), total: formatBytes(total) });
+  } else {
+    progressText = t('load.bytesUnknown', { loaded: formatBytes(loaded) });
+  }
+  loader.dataset.determinate = total > 0 ? 'yes' : 'no';
+  showLoader();
+});
+cluster.on('phase', ({ phase: p }) => {
+  kubetab.timing[p] = performance.now();
+  phase = p;
+  if (p === 'compile') bar.style.width = '100%';
+  showLoader();
+});
+cluster.on('ready', () => {
+  kubetab.timing.ready = performance.now();
+  phase = 'ready';
+  progressText = '';
+  showLoader();
+  loader.classList.add('done');
+  term.print(`\x1b[38;5;114m${t('console.ready')}\x1b[0m\r\n`);
+});
+cluster.on('failed', ({ message }) => {
+  phase = 'failed';
+  progressText = message;
+  loader.classList.add('failed');
+  showLoader();
+  term.print(`\x1b[31m${t('load.failed')}: ${message}\x1b[0m\r\n`);
+});
+cluster.on('panic', ({ where, message, stack }) => {
+  console.error(`kubetab: panic in ${where}: ${message}\n${stack}`);
+  term.print(`\x1b[31m${t('console.panic', { where, message })}\x1b[0m\r\n`);
+});
+cluster.on('exited', () => {
+  loader.classList.add('failed');
+  const tail = cluster.stderr.join('').split('\n').slice(-12).join('\r\n');
+  term.print(`\x1b[31m${tail}\r\n${t('console.crashed')}\x1b[0m\r\n`);
+});
+
+// --- the console --------------------------------------------------------------
+const term = new Console($('#terminal'), (line, onOutput) => {
+  const record = { line, firstOutputAt: 0, exitAt: 0, code: null, output: '' };
+  kubetab.commands.push(record);
+  const decoder = new TextDecoder();
+  const handle = cluster.run(line, (bytes, fd) => {
+    if (!record.firstOutputAt) record.firstOutputAt = performance.now();
+    if (record.output.length < 65536) record.output += decoder.decode(bytes, { stream: true });
+    onOutput(bytes, fd);
+  });
+  handle.done.then((code) => {
+    record.exitAt = performance.now();
+    record.code = code;
+  });
+  return handle;
+});
+kubetab.console = term;
+kubetab.consoleText = () => {
+  const buf = term.term.buffer.active;
+  const lines = [];
+  for (let i = 0; i < buf.length; i++) lines.push(buf.getLine(i).translateToString(true));
+  return lines.join('\n');
+};
+
+function welcome() {
+  const dim = (s) => `\x1b[38;5;245m${s}\x1b[0m`;
+  term.write(`\x1b[1mkubetab\x1b[0m — ${t('tagline')}\r\n`);
+  term.write(`${dim(t('console.welcome'))}\r\n\r\n`);
+  term.write(`${t('console.try')}\r\n`);
+  for (const ex of ['kubectl get nodes', 'kubectl create deployment web --image=hello --replicas=3', 'kubectl get pods -w']) {
+    term.write(`  \x1b[38;5;75m${ex}\x1b[0m\r\n`);
+  }
+  term.write(`${dim(t('console.keys'))}\r\n\r\n`);
+  if (!cluster.isReady) term.write(`${dim(t('console.starting'))}\r\n`);
+}
+welcome();
+term.prompt();
+term.focus();
+
+// --- the live cluster panel -------------------------------------------------------
+const view = new ClusterView($('#cluster'), cluster);
+kubetab.view = view;
+view.render();
+cluster.ready.then(() => view.start(), () => {});

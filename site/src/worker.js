@@ -1,0 +1,181 @@
+// The Web Worker that runs kubetab's control plane (kubetab.wasm, built from
+// wasm/). It loads the wasm with download progress, starts the Go program, and
+// relays messages between the page and Go.
+//
+// Messages from the page:
+//   {type: 'request', id, method, url, headers: [[k, v]...], body: ArrayBuffer|null}
+//   {type: 'abort', id}                  the page no longer reads that response
+//   {type: 'run', id, line, stdin?}      a console line
+//   {type: 'cancel', id}                 Ctrl-C for that line
+// Messages to the page:
+//   {type: 'progress', loaded, total}    wasm download (total 0 when unknown)
+//   {type: 'phase', phase}               'compile' | 'start'
+//   {type: 'ready'}                      the API and the console answer now
+//   {type: 'head', id, status, headers}  then {type: 'chunk', id, data}... then
+//   {type: 'end', id} or {type: 'error', id, message}
+//   {type: 'output', id, fd, data}       console bytes (fd 1 or 2), then {type: 'exit', id, code}
+//   {type: 'panic', where, message, stack}   Go recovered a panic
+//   {type: 'log', text}                  Go wrote to stderr (kept for crash reports)
+//   {type: 'exited', code}               the Go program ended (it should not)
+//   {type: 'failed', message}            loading failed
+
+/* global Go, importScripts */
+
+const post = (msg, transfer) => self.postMessage(msg, transfer || []);
+
+// A Uint8Array travels by transfer when it owns its whole buffer; otherwise
+// by copy of just its bytes.
+function bytesMessage(msg, u8) {
+  if (u8.byteOffset === 0 && u8.byteLength === u8.buffer.byteLength) {
+    msg.data = u8;
+    post(msg, [u8.buffer]);
+  } else {
+    msg.data = u8.slice();
+    post(msg, [msg.data.buffer]);
+  }
+}
+
+// kubetabHost is what Go calls (wasm/worker/host.go).
+globalThis.kubetabHost = {
+  // newStream makes the ReadableStream body of a streamed response (a watch).
+  newStream(onCancel) {
+    let ctrl;
+    let done = false;
+    const stream = new ReadableStream({
+      start(c) { ctrl = c; },
+      cancel() { if (!done) { done = true; onCancel(); } },
+    });
+    return {
+      stream,
+      push(u8) { if (!done) ctrl.enqueue(u8); },
+      close() { if (!done) { done = true; ctrl.close(); } },
+      fail(message) { if (!done) { done = true; ctrl.error(new Error(message)); } },
+    };
+  },
+  output(id, fd, u8) { bytesMessage({ type: 'output', id, fd }, u8); },
+  exit(id, code) { post({ type: 'exit', id, code }); },
+  panic(where, message, stack) { post({ type: 'panic', where, message, stack }); },
+};
+
+// syumai/workers reads globalThis.context.binding when the Go program
+// initializes, and puts handleRequest there; wasm/worker adds runCommand and
+// cancelCommand.
+globalThis.context = { binding: {} };
+const binding = globalThis.context.binding;
+
+importScripts('wasm_exec.js');
+
+// Keep Go's stderr (panics, fatal errors) for the page, as well as printing it.
+{
+  const write = globalThis.fs.writeSync.bind(globalThis.fs);
+  const decoder = new TextDecoder();
+  globalThis.fs.writeSync = (fd, buf) => {
+    if (fd === 2) post({ type: 'log', text: decoder.decode(buf) });
+    return write(fd, buf);
+  };
+}
+
+let markReady;
+const ready = new Promise((resolve) => { markReady = resolve; });
+
+async function load() {
+  const url = new URL('kubetab.wasm', self.location.href);
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url.pathname}: ${res.status} ${res.statusText}`);
+  // With Content-Encoding, Content-Length counts the compressed bytes; kubetab
+  // serve then sends the real size as X-Decoded-Content-Length. Without
+  // either, the total is unknown and the page shows bytes only.
+  const total = Number(res.headers.get('content-encoding')
+    ? res.headers.get('x-decoded-content-length')
+    : res.headers.get('content-length')) || 0;
+  let loaded = 0;
+  let lastPost = 0;
+  const counted = res.body.pipeThrough(new TransformStream({
+    transform(chunk, ctrl) {
+      loaded += chunk.byteLength;
+      const now = performance.now();
+      if (now - lastPost > 30 || loaded === total) {
+        lastPost = now;
+        post({ type: 'progress', loaded, total });
+      }
+      ctrl.enqueue(chunk);
+    },
+    flush() {
+      post({ type: 'progress', loaded, total: total || loaded });
+      post({ type: 'phase', phase: 'compile' });
+    },
+  }));
+
+  const go = new Go();
+  go.exit = (code) => post({ type: 'exited', code });
+  const imports = {
+    ...go.importObject,
+    // syumai/workers' Ready() calls this import.
+    workers: { ready: () => { post({ type: 'ready' }); markReady(); } },
+  };
+  // Compile while downloading.
+  const wasmResponse = new Response(counted, { headers: { 'Content-Type': 'application/wasm' } });
+  const { instance } = await WebAssembly.instantiateStreaming(wasmResponse, imports);
+  post({ type: 'phase', phase: 'start' });
+  go.run(instance); // resolves when the program exits; go.exit reports it
+}
+
+// Open responses, by request id, so that an abort can cancel the body; and
+// aborts that came before their response did.
+const readers = new Map();
+const aborted = new Set();
+
+async function serve({ id, method, url, headers, body }) {
+  await ready;
+  try {
+    const init = { method, headers: new Headers(headers) };
+    if (body && method !== 'GET' && method !== 'HEAD') init.body = body;
+    const req = new Request(new URL(url, self.location.origin), init);
+    const res = await binding.handleRequest(req);
+    post({ type: 'head', id, status: res.status, headers: [...res.headers] });
+    if (!res.body) {
+      post({ type: 'end', id });
+      return;
+    }
+    const reader = res.body.getReader();
+    readers.set(id, reader);
+    if (aborted.has(id)) reader.cancel().catch(() => {});
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (value.byteLength) bytesMessage({ type: 'chunk', id }, value);
+    }
+    post({ type: 'end', id });
+  } catch (err) {
+    post({ type: 'error', id, message: String(err && err.message ? err.message : err) });
+  } finally {
+    readers.delete(id);
+    aborted.delete(id);
+  }
+}
+
+self.onmessage = async ({ data: msg }) => {
+  switch (msg.type) {
+    case 'request':
+      serve(msg);
+      break;
+    case 'abort': {
+      const reader = readers.get(msg.id);
+      if (reader) reader.cancel().catch(() => {});
+      else aborted.add(msg.id);
+      break;
+    }
+    case 'run':
+      await ready;
+      binding.runCommand(msg.id, msg.line, msg.stdin ?? null);
+      break;
+    case 'cancel':
+      await ready;
+      binding.cancelCommand(msg.id);
+      break;
+    default:
+      console.warn('kubetab worker: unknown message', msg);
+  }
+};
+
+load().catch((err) => post({ type: 'failed', message: String(err && err.message ? err.message : err) }));

@@ -1,0 +1,169 @@
+//go:build js && wasm
+
+// Package worker connects kubetab's control plane to the Web Worker it runs
+// in. It is glue only, in the spirit of tailscale's cmd/tsconnect/wasm: every
+// decision lives in an ordinary package (wasm/bridge for HTTP, wasm/console
+// for the shell, core/ for Kubernetes); this package moves bytes between
+// those and JS.
+//
+// The page and the worker talk by messages (site/src/worker.js documents
+// them). On the Go side there are two doors:
+//
+//	context.binding.handleRequest(Request) → Promise<Response>
+//	    registered by syumai/workers; every API request of the page (the live
+//	    node and pod lists, anything a lesson fetches) enters here and reaches
+//	    the kube-apiserver handler through bridge.Serve.
+//	context.binding.runCommand(id, line, stdin?) / cancelCommand(id)
+//	    registered here; a console line runs in console.Shell with its output
+//	    sent back in chunks (kubetabHost.output) and its exit code last
+//	    (kubetabHost.exit). cancelCommand is the terminal's Ctrl-C.
+//
+// Every JS callback and every goroutine started for JS recovers panics and
+// reports them to the page (kubetabHost.panic).
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/hack-pad/safejs"
+	"github.com/syumai/workers"
+
+	"github.com/kubetab/kubetab/wasm/console"
+)
+
+// Serve registers api as the handler for page requests and shell as the
+// console, then tells the worker's JS that Go is ready. It returns at once;
+// the caller keeps the Go program alive (select {}).
+func Serve(api http.Handler, shell *console.Shell) error {
+	h, err := newHost()
+	if err != nil {
+		return err
+	}
+	workers.ServeNonBlock(apiHandler{h: h, api: api})
+	binding, err := safejs.Global().Get("context")
+	if err == nil {
+		binding, err = binding.Get("binding")
+	}
+	if err != nil || binding.IsUndefined() {
+		return errors.New("globalThis.context.binding is not defined: load the wasm from site/src/worker.js")
+	}
+	c := &commands{h: h, shell: shell, running: map[int]context.CancelFunc{}}
+	run, err := h.callback("runCommand", c.run)
+	if err != nil {
+		return err
+	}
+	cancel, err := h.callback("cancelCommand", c.cancel)
+	if err != nil {
+		return err
+	}
+	if err := binding.Set("runCommand", run.Value()); err != nil {
+		return err
+	}
+	if err := binding.Set("cancelCommand", cancel.Value()); err != nil {
+		return err
+	}
+	workers.Ready()
+	return nil
+}
+
+// ReportFatal tells the page that the program cannot start.
+func ReportFatal(err error) {
+	if h, herr := newHost(); herr == nil {
+		h.call("panic", "start", err.Error(), "")
+	}
+}
+
+// commands runs console lines, one goroutine each.
+type commands struct {
+	h     *host
+	shell *console.Shell
+
+	mu      sync.Mutex // guards running
+	running map[int]context.CancelFunc
+}
+
+// run is runCommand(id, line, stdin?). It returns at once; the command runs
+// in its own goroutine because a JS callback must not block.
+func (c *commands) run(args []safejs.Value) any {
+	if len(args) < 2 {
+		panic(fmt.Sprintf("runCommand(id, line, stdin?) called with %d arguments", len(args)))
+	}
+	id, err := args[0].Int()
+	if err != nil {
+		panic(fmt.Sprintf("runCommand: id: %v", err))
+	}
+	line, err := args[1].String()
+	if err != nil {
+		panic(fmt.Sprintf("runCommand: line: %v", err))
+	}
+	var stdin string
+	if len(args) > 2 && args[2].Type() == safejs.TypeString {
+		stdin, _ = args[2].String()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.mu.Lock()
+	c.running[id] = cancel
+	c.mu.Unlock()
+	go func() {
+		code := 1 // if the command panics
+		defer func() {
+			c.mu.Lock()
+			delete(c.running, id)
+			c.mu.Unlock()
+			cancel()
+			c.h.call("exit", id, code)
+		}()
+		defer c.h.recoverTo("command " + line)
+		code = c.shell.Run(ctx, line, console.Streams{
+			In:     strings.NewReader(stdin),
+			Out:    &output{h: c.h, id: id, fd: 1},
+			ErrOut: &output{h: c.h, id: id, fd: 2},
+		})
+	}()
+	return nil
+}
+
+// cancel is cancelCommand(id): Ctrl-C. Cancelling a finished command does nothing.
+func (c *commands) cancel(args []safejs.Value) any {
+	if len(args) < 1 {
+		return nil
+	}
+	id, err := args[0].Int()
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	cancel := c.running[id]
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return nil
+}
+
+// output is a command's stdout (fd 1) or stderr (fd 2): each Write goes to
+// the page as one chunk of bytes. xterm.js decodes UTF-8 across chunks.
+type output struct {
+	h  *host
+	id int
+	fd int
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	u8, err := o.h.bytes(p)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := o.h.obj.Call("output", o.id, o.fd, u8); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
