@@ -1,0 +1,433 @@
+// Package browser tests kubetab the way a learner meets it: a real headless
+// Chromium opens the site served by `kubetab serve`, types into the console,
+// and reads the terminal and the live cluster panel.
+//
+// The tests need a built binary (the site and the wasm embedded) and
+// Chromium, so they run only when KUBETAB_BIN names the binary; `./build.sh
+// test` sets it. Plain `go test ./...` skips them.
+//
+//	KUBETAB_BIN=$PWD/bin/kubetab go test ./test/browser/
+//
+// Optional: KUBETAB_CHROMIUM (default /usr/bin/chromium), KUBETAB_SCREENSHOT
+// (a path; the deployment test saves a screenshot there).
+//
+// Every wait is a condition with a deadline, never a sleep.
+package browser
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// siteURL is the base URL of the `kubetab serve` started by TestMain.
+var siteURL string
+
+func TestMain(m *testing.M) {
+	bin := os.Getenv("KUBETAB_BIN")
+	if bin == "" {
+		fmt.Println("browser tests skipped: set KUBETAB_BIN to a built kubetab binary (./build.sh test does)")
+		os.Exit(m.Run()) // every test skips itself
+	}
+	cmd, url, err := startServe(bin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start kubetab serve:", err)
+		os.Exit(1)
+	}
+	siteURL = url
+	code := m.Run()
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	os.Exit(code)
+}
+
+// startServe runs `kubetab serve` on a free loopback port and returns its URL.
+func startServe(bin string) (*exec.Cmd, string, error) {
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+	}()
+	select {
+	case line := <-lines:
+		i := strings.Index(line, "http://")
+		if i < 0 {
+			cmd.Process.Kill()
+			return nil, "", fmt.Errorf("unexpected output %q", line)
+		}
+		return cmd, strings.TrimSpace(line[i:]), nil
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		return nil, "", fmt.Errorf("no address printed within 30s")
+	}
+}
+
+func chromiumPath() string {
+	if p := os.Getenv("KUBETAB_CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// newBrowser starts a fresh headless Chromium (its own profile directory)
+// and returns a tab context. extra adds allocator options.
+func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	if siteURL == "" {
+		t.Skip("KUBETAB_BIN is not set")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath()),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.WindowSize(1360, 860),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	// Forward the page's console errors to the test log.
+	messages := chromedp.Console(ctx)
+	go func() {
+		for msg, err := range messages {
+			if err != nil {
+				return
+			}
+			if msg.Type == chromedp.ConsoleError || msg.IsException() || msg.Type == chromedp.ConsoleWarning {
+				t.Logf("page console %s: %s", msg.Type, msg.Text)
+			}
+		}
+	}()
+	return ctx
+}
+
+// openSite loads the site and waits until the cluster in the worker is ready.
+func openSite(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("navigate: %v", err)
+	}
+	waitJS(t, ctx, "the cluster to be ready", `window.kubetab && window.kubetab.cluster.isReady`, 90*time.Second)
+}
+
+// waitJS polls a JavaScript expression until it is truthy, or fails the test
+// at the deadline (showing the console's text).
+func waitJS(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr,
+		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(50*time.Millisecond)))
+	if err != nil {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`window.kubetab ? kubetab.consoleText().trimEnd() : document.body.innerText`))
+		t.Fatalf("waiting for %s: %v\nconsole:\n%s", what, err, text)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// command is one line run in the console, as window.kubetab records it.
+type command struct {
+	Line          string  `json:"line"`
+	FirstOutputAt float64 `json:"firstOutputAt"`
+	ExitAt        float64 `json:"exitAt"`
+	Code          *int    `json:"code"`
+	Output        string  `json:"output"`
+}
+
+// typeLine types line and Enter into the terminal with real key events, waits
+// for the command to finish, and returns what it printed.
+func typeLine(t *testing.T, ctx context.Context, line string, timeout time.Duration) command {
+	t.Helper()
+	n := eval[int](t, ctx, `kubetab.console.focus(), kubetab.commands.length`)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(line+"\r")); err != nil {
+		t.Fatalf("type %q: %v", line, err)
+	}
+	waitJS(t, ctx, fmt.Sprintf("%q to finish", line),
+		fmt.Sprintf(`kubetab.commands.length > %d && kubetab.commands[%d].code !== null`, n, n), timeout)
+	return eval[command](t, ctx, fmt.Sprintf(`kubetab.commands[%d]`, n))
+}
+
+// TestBridgeRequests sends 10,000 sequential API requests from the page,
+// through the worker and syumai/workers, to the apiserver, in one page load.
+// The first long-lived-instance bug of syumai/workers broke the second one.
+func TestBridgeRequests(t *testing.T) {
+	ctx := newBrowser(t)
+	openSite(t, ctx, siteURL)
+	const n = 10000
+	type result struct {
+		OK       int     `json:"ok"`
+		Err      string  `json:"err"`
+		Millis   float64 `json:"millis"`
+		LastKind string  `json:"lastKind"`
+	}
+	res := eval[result](t, ctx, fmt.Sprintf(`(async () => {
+		const t0 = performance.now();
+		let ok = 0, lastKind = '';
+		try {
+			for (let i = 0; i < %d; i++) {
+				const res = await kubetab.cluster.fetch('/api/v1/nodes', {headers: {Accept: 'application/json'}});
+				if (res.status !== 200) throw new Error('request ' + i + ': status ' + res.status + ': ' + await res.text());
+				lastKind = (await res.json()).kind;
+				ok++;
+			}
+		} catch (e) {
+			return {ok, err: String(e), millis: performance.now() - t0, lastKind};
+		}
+		return {ok, err: '', millis: performance.now() - t0, lastKind};
+	})()`, n))
+	if res.Err != "" || res.OK != n {
+		t.Fatalf("%d of %d requests succeeded; error: %s", res.OK, n, res.Err)
+	}
+	if res.LastKind != "NodeList" {
+		t.Errorf("last response kind = %q, want NodeList", res.LastKind)
+	}
+	t.Logf("%d requests in %.0f ms (%.3f ms each)", n, res.Millis, res.Millis/n)
+	// The page is still alive and the worker still answers a watch.
+	waitJS(t, ctx, "the live panel to be live", `document.querySelector('.live-state').dataset.state === 'live'`, 30*time.Second)
+}
+
+// TestConsole checks the line editor and the shell: an unknown command, the
+// history, and Ctrl-C ending a watch.
+func TestConsole(t *testing.T) {
+	ctx := newBrowser(t)
+	openSite(t, ctx, siteURL)
+
+	c := typeLine(t, ctx, "ls -l", 30*time.Second)
+	if *c.Code != 127 || !strings.Contains(c.Output, "ls: command not found") {
+		t.Errorf("ls -l: code %d, output %q", *c.Code, c.Output)
+	}
+
+	c = typeLine(t, ctx, "kubectl get nodes", 60*time.Second)
+	if *c.Code != 0 || !strings.Contains(c.Output, "NAME") {
+		t.Errorf("kubectl get nodes: code %d, output %q", *c.Code, c.Output)
+	}
+
+	// ArrowUp brings back the last line; Enter runs it again.
+	n := eval[int](t, ctx, `kubetab.commands.length`)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowUp), chromedp.KeyEvent("\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the recalled line to run", fmt.Sprintf(`kubetab.commands.length > %d && kubetab.commands[%d].code !== null`, n, n), 60*time.Second)
+	if got := eval[string](t, ctx, fmt.Sprintf(`kubetab.commands[%d].line`, n)); got != "kubectl get nodes" {
+		t.Errorf("history recalled %q, want %q", got, "kubectl get nodes")
+	}
+
+	// A watch runs until Ctrl-C.
+	n = eval[int](t, ctx, `kubetab.commands.length`)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("kubectl get nodes -w\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the watch to print", fmt.Sprintf(`kubetab.commands.length > %d && kubetab.commands[%d].firstOutputAt > 0`, n, n), 60*time.Second)
+	if running := eval[bool](t, ctx, fmt.Sprintf(`kubetab.commands[%d].code === null`, n)); !running {
+		t.Fatalf("kubectl get nodes -w ended by itself: %+v", eval[command](t, ctx, fmt.Sprintf(`kubetab.commands[%d]`, n)))
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("c", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "Ctrl-C to end the watch", fmt.Sprintf(`kubetab.commands[%d].code !== null`, n), 30*time.Second)
+	if !strings.Contains(eval[string](t, ctx, `kubetab.consoleText()`), "^C") {
+		t.Error("the terminal does not show ^C")
+	}
+}
+
+// TestDeployment is the first lesson: create a Deployment, watch its pods get
+// scheduled and start, and read a container's log.
+func TestDeployment(t *testing.T) {
+	ctx := newBrowser(t)
+	openSite(t, ctx, siteURL)
+
+	c := typeLine(t, ctx, "kubectl create deployment web --image=hello --replicas=3", 60*time.Second)
+	if *c.Code != 0 || !strings.Contains(c.Output, "deployment.apps/web created") {
+		t.Fatalf("create deployment: code %d, output %q", *c.Code, c.Output)
+	}
+
+	// kubectl get pods, until three web- pods are Running.
+	var pods []string
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		c = typeLine(t, ctx, "kubectl get pods", 60*time.Second)
+		pods = runningPods(c.Output, "web-")
+		if len(pods) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kubectl get pods never showed 3 Running web- pods; last output:\n%s", c.Output)
+		}
+		// The next poll is another typed command; wait for the live panel to
+		// change first, so this loop does not spin.
+		waitJS(t, ctx, "a pod to change", `new Promise(r => setTimeout(() => r(true), 250))`, 10*time.Second)
+	}
+
+	// Its log is the hello image's greeting, which names the pod.
+	c = typeLine(t, ctx, "kubectl logs "+pods[0], 60*time.Second)
+	if *c.Code != 0 || !strings.Contains(c.Output, pods[0]) {
+		t.Errorf("kubectl logs %s: code %d, output %q", pods[0], *c.Code, c.Output)
+	}
+
+	// The live panel shows the same three pods Running.
+	waitJS(t, ctx, "the live panel to show 3 Running web- pods",
+		`document.querySelectorAll('#pods tr[data-pod^="web-"][data-status="Running"]').length === 3`, 30*time.Second)
+
+	if path := os.Getenv("KUBETAB_SCREENSHOT"); path != "" {
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot saved to %s", path)
+	}
+}
+
+// runningPods returns the names in the NAME column of `kubectl get pods`
+// output whose STATUS is Running and whose name has prefix.
+func runningPods(out, prefix string) []string {
+	var names []string
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && strings.HasPrefix(f[0], prefix) && f[2] == "Running" {
+			names = append(names, f[0])
+		}
+	}
+	return names
+}
+
+// TestSameOrigin loads the site through a recording proxy that every request
+// of the browser has to pass (page, worker and the browser's own), and checks
+// that none went anywhere but the site's origin. The proxy forwards only to
+// the site, on loopback.
+func TestSameOrigin(t *testing.T) {
+	origin := strings.TrimPrefix(strings.TrimSuffix(siteURL, "/"), "http://")
+	proxy := &recordingProxy{origin: origin}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: proxy}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	ctx := newBrowser(t,
+		chromedp.Flag("proxy-server", "http://"+ln.Addr().String()),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"), // send loopback through the proxy too
+	)
+	openSite(t, ctx, siteURL)
+	c := typeLine(t, ctx, "kubectl get nodes", 60*time.Second)
+	if *c.Code != 0 {
+		t.Errorf("kubectl get nodes: code %d, output %q", *c.Code, c.Output)
+	}
+	waitJS(t, ctx, "the live panel to be live", `document.querySelector('.live-state').dataset.state === 'live'`, 30*time.Second)
+
+	proxy.mu.Lock()
+	defer proxy.mu.Unlock()
+	if len(proxy.foreign) > 0 {
+		t.Errorf("requests left the origin %s:\n%s", origin, strings.Join(proxy.foreign, "\n"))
+	}
+	for _, want := range []string{"/", "/main.js", "/worker.js", "/wasm_exec.js", "/kubetab.wasm"} {
+		if !proxy.seen[want] {
+			t.Errorf("the proxy did not see %s; seen: %v", want, proxy.seen)
+		}
+	}
+}
+
+// recordingProxy is an HTTP proxy that forwards requests for origin and
+// refuses (and records) everything else.
+type recordingProxy struct {
+	origin string
+
+	mu      sync.Mutex // guards seen and foreign
+	seen    map[string]bool
+	foreign []string
+}
+
+func (p *recordingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host := r.Host
+	if r.URL.Host != "" {
+		host = r.URL.Host
+	}
+	p.mu.Lock()
+	if p.seen == nil {
+		p.seen = map[string]bool{}
+	}
+	ours := r.Method != http.MethodConnect && host == p.origin
+	if ours {
+		p.seen[r.URL.Path] = true
+	} else {
+		p.foreign = append(p.foreign, r.Method+" "+host+r.URL.RequestURI())
+	}
+	p.mu.Unlock()
+	if !ours {
+		http.Error(w, "kubetab test proxy: request outside the site's origin", http.StatusForbidden)
+		return
+	}
+	out := r.Clone(r.Context())
+	out.RequestURI = ""
+	out.URL.Scheme, out.URL.Host = "http", p.origin
+	res, err := http.DefaultTransport.RoundTrip(out)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer res.Body.Close()
+	for k, vs := range res.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(res.StatusCode)
+	io.Copy(w, res.Body)
+}
+
+// pageTiming is what the page records about its start (performance.now()
+// milliseconds since navigation).
+type pageTiming map[string]float64
+
+func (pt pageTiming) String() string {
+	b, _ := json.Marshal(pt)
+	return string(b)
+}
