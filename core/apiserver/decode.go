@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -36,6 +37,8 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, want schema.Grou
 		mediaType = mt
 	}
 	switch mediaType {
+	case protobufMediaType:
+		return decodeProtobuf(data, want, obj)
 	case "application/json", "*/*":
 	case "application/yaml", "application/x-yaml", "text/yaml":
 		if data, err = yaml.YAMLToJSON(data); err != nil {
@@ -45,6 +48,42 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, want schema.Grou
 		return unsupportedMedia(ct)
 	}
 	return decodeJSON(w, r.URL.Query().Get("fieldValidation"), data, want, obj)
+}
+
+// protobufMediaType is what client-go's typed clients send for built-in
+// types; the real kubectl's `create deployment` does.
+const protobufMediaType = "application/vnd.kubernetes.protobuf"
+
+// protobufMagic starts every Kubernetes protobuf body; a runtime.Unknown
+// envelope (apiVersion, kind, raw bytes) follows
+// (k8s.io/apimachinery/pkg/runtime/serializer/protobuf).
+var protobufMagic = []byte("k8s\x00")
+
+// decodeProtobuf decodes a Kubernetes protobuf body into obj.
+func decodeProtobuf(data []byte, want schema.GroupVersionKind, obj runtime.Object) error {
+	if !bytes.HasPrefix(data, protobufMagic) {
+		return apierrors.NewBadRequest("provided input did not contain the Kubernetes protobuf prefix")
+	}
+	var unk runtime.Unknown
+	if err := unk.Unmarshal(data[len(protobufMagic):]); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", want.Kind, want.Version, want.Kind, err))
+	}
+	gv := want.GroupVersion().String()
+	if unk.APIVersion != "" && unk.APIVersion != gv {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", unk.APIVersion, gv))
+	}
+	if unk.Kind != "" && unk.Kind != want.Kind {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: no kind %q is registered for version %q", unk.Kind, want.Version, want.Kind, unk.Kind, gv))
+	}
+	u, ok := obj.(interface{ Unmarshal([]byte) error })
+	if !ok {
+		return unsupportedMedia(protobufMediaType)
+	}
+	if err := u.Unmarshal(unk.Raw); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", want.Kind, want.Version, want.Kind, err))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(want)
+	return nil
 }
 
 func unsupportedMedia(ct string) error {

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/store"
@@ -201,5 +203,36 @@ func TestDiscovery(t *testing.T) {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %s", path, code, body)
 		}
+	}
+}
+
+// The real kubectl's typed clients send protobuf (kubectl create deployment).
+func TestCreateProtobuf(t *testing.T) {
+	srv, _ := newTestServer(t)
+	n := int32(2)
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &n,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "hello"}}},
+			},
+		},
+	}
+	raw, err := dep.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := (&runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, Raw: raw}).Marshal()
+	body := append([]byte("k8s\x00"), env...)
+	code, out, _ := do(t, "POST", srv.URL+"/apis/apps/v1/namespaces/default/deployments", "application/vnd.kubernetes.protobuf", string(body))
+	if code != 201 || !strings.Contains(out, `"replicas":2`) {
+		t.Fatalf("protobuf create: %d %s", code, out)
+	}
+	code, out, _ = do(t, "POST", srv.URL+"/apis/apps/v1/namespaces/default/deployments", "application/vnd.kubernetes.protobuf", "not protobuf")
+	if code != 400 || !strings.Contains(out, "protobuf prefix") {
+		t.Fatalf("bad protobuf: %d %s", code, out)
 	}
 }
