@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -97,30 +98,25 @@ func chromiumPath() string {
 }
 
 // newBrowser starts a fresh headless Chromium (its own profile directory)
-// and returns a tab context. extra adds allocator options.
-func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
+// and returns a tab context and the recording proxy that all of the
+// browser's traffic goes through. The proxy forwards only to the site (on
+// loopback) and refuses everything else, so a test never sends anything off
+// this machine, and TestSameOrigin can check what the page asked for.
+func newBrowser(t *testing.T) (context.Context, *recordingProxy) {
 	t.Helper()
 	if siteURL == "" {
 		t.Skip("KUBETAB_BIN is not set")
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath()),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("mute-audio", true),
-		chromedp.WindowSize(1360, 860),
-		chromedp.UserDataDir(t.TempDir()),
+	proxy := &recordingProxy{origin: strings.TrimPrefix(strings.TrimSuffix(siteURL, "/"), "http://")}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
+	srv := &http.Server{Handler: proxy}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromiumOptions(t.TempDir(), ln.Addr().String())...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() {
 		cancel()
@@ -138,7 +134,54 @@ func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Con
 			}
 		}
 	}()
-	return ctx
+	return ctx, proxy
+}
+
+// chromiumOptions are the flags for a quiet headless Chromium: no first-run
+// UI, no background traffic of its own (updates, sync, metrics, time
+// queries), a fresh profile, and proxyAddr for every request, loopback
+// included.
+// deadURL is where the browser's own services are sent: loopback port 1,
+// where nothing listens.
+const deadURL = "http://127.0.0.1:1/"
+
+func chromiumOptions(profileDir, proxyAddr string) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath()),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-client-side-phishing-detection", true),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("no-pings", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("disable-features", "NetworkTimeServiceQuerying,AutofillServerCommunication,OptimizationHints,"+
+			"OptimizationGuideModelDownloading,OptimizationHintsFetching,MediaRouter,Translate,"+
+			"CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,PrivacySandboxSettings4"),
+		// The browser's own services (sign-in, Google APIs, component
+		// updates) would still call home; point them at a dead loopback port.
+		chromedp.Flag("gaia-url", deadURL),
+		chromedp.Flag("google-apis-url", deadURL),
+		chromedp.Flag("lso-url", deadURL),
+		chromedp.Flag("component-updater", "url-source="+deadURL),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.Flag("proxy-server", "http://"+proxyAddr),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"), // loopback goes through the proxy too
+		chromedp.WindowSize(1360, 860),
+		chromedp.UserDataDir(profileDir),
+	}
 }
 
 // openSite loads the site and waits until the cluster in the worker is ready.
@@ -180,14 +223,37 @@ type command struct {
 	Output        string  `json:"output"`
 }
 
+// typeText types text into the focused terminal as text input (what a
+// keyboard, an IME or a paste produces). Synthetic keyDown+char pairs would
+// reach xterm.js twice.
+func typeText(t *testing.T, ctx context.Context, text string) {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, input.InsertText, input.InsertTextParams{Text: text}); err != nil {
+		t.Fatalf("type %q: %v", text, err)
+	}
+}
+
+// pressEnter presses and releases Enter. chromedp.KeyEvent("\r") would add a
+// char event, which xterm.js reads as a second Enter.
+func pressEnter(t *testing.T, ctx context.Context) {
+	t.Helper()
+	for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeKeyDown, input.DispatchKeyEventTypeKeyUp} {
+		_, err := chromedp.Call(ctx, input.DispatchKeyEvent, input.DispatchKeyEventParams{
+			Type: typ, Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13,
+		})
+		if err != nil {
+			t.Fatalf("press Enter: %v", err)
+		}
+	}
+}
+
 // typeLine types line and Enter into the terminal with real key events, waits
 // for the command to finish, and returns what it printed.
 func typeLine(t *testing.T, ctx context.Context, line string, timeout time.Duration) command {
 	t.Helper()
 	n := eval[int](t, ctx, `kubetab.console.focus(), kubetab.commands.length`)
-	if err := chromedp.Do(ctx, chromedp.KeyEvent(line+"\r")); err != nil {
-		t.Fatalf("type %q: %v", line, err)
-	}
+	typeText(t, ctx, line)
+	pressEnter(t, ctx)
 	waitJS(t, ctx, fmt.Sprintf("%q to finish", line),
 		fmt.Sprintf(`kubetab.commands.length > %d && kubetab.commands[%d].code !== null`, n, n), timeout)
 	return eval[command](t, ctx, fmt.Sprintf(`kubetab.commands[%d]`, n))
@@ -197,7 +263,7 @@ func typeLine(t *testing.T, ctx context.Context, line string, timeout time.Durat
 // through the worker and syumai/workers, to the apiserver, in one page load.
 // The first long-lived-instance bug of syumai/workers broke the second one.
 func TestBridgeRequests(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 	const n = 10000
 	type result struct {
@@ -235,7 +301,7 @@ func TestBridgeRequests(t *testing.T) {
 // TestConsole checks the line editor and the shell: an unknown command, the
 // history, and Ctrl-C ending a watch.
 func TestConsole(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 
 	c := typeLine(t, ctx, "ls -l", 30*time.Second)
@@ -250,9 +316,10 @@ func TestConsole(t *testing.T) {
 
 	// ArrowUp brings back the last line; Enter runs it again.
 	n := eval[int](t, ctx, `kubetab.commands.length`)
-	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowUp), chromedp.KeyEvent("\r")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowUp)); err != nil {
 		t.Fatal(err)
 	}
+	pressEnter(t, ctx)
 	waitJS(t, ctx, "the recalled line to run", fmt.Sprintf(`kubetab.commands.length > %d && kubetab.commands[%d].code !== null`, n, n), 60*time.Second)
 	if got := eval[string](t, ctx, fmt.Sprintf(`kubetab.commands[%d].line`, n)); got != "kubectl get nodes" {
 		t.Errorf("history recalled %q, want %q", got, "kubectl get nodes")
@@ -260,9 +327,8 @@ func TestConsole(t *testing.T) {
 
 	// A watch runs until Ctrl-C.
 	n = eval[int](t, ctx, `kubetab.commands.length`)
-	if err := chromedp.Do(ctx, chromedp.KeyEvent("kubectl get nodes -w\r")); err != nil {
-		t.Fatal(err)
-	}
+	typeText(t, ctx, "kubectl get nodes -w")
+	pressEnter(t, ctx)
 	waitJS(t, ctx, "the watch to print", fmt.Sprintf(`kubetab.commands.length > %d && kubetab.commands[%d].firstOutputAt > 0`, n, n), 60*time.Second)
 	if running := eval[bool](t, ctx, fmt.Sprintf(`kubetab.commands[%d].code === null`, n)); !running {
 		t.Fatalf("kubectl get nodes -w ended by itself: %+v", eval[command](t, ctx, fmt.Sprintf(`kubetab.commands[%d]`, n)))
@@ -279,7 +345,7 @@ func TestConsole(t *testing.T) {
 // TestDeployment is the first lesson: create a Deployment, watch its pods get
 // scheduled and start, and read a container's log.
 func TestDeployment(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 
 	c := typeLine(t, ctx, "kubectl create deployment web --image=hello --replicas=3", 60*time.Second)
@@ -339,25 +405,11 @@ func runningPods(out, prefix string) []string {
 	return names
 }
 
-// TestSameOrigin loads the site through a recording proxy that every request
-// of the browser has to pass (page, worker and the browser's own), and checks
-// that none went anywhere but the site's origin. The proxy forwards only to
-// the site, on loopback.
+// TestSameOrigin checks that every request the browser made while loading
+// the site and running a command (page, worker, and the browser's own) went
+// to the site's origin: the recording proxy of newBrowser sees them all.
 func TestSameOrigin(t *testing.T) {
-	origin := strings.TrimPrefix(strings.TrimSuffix(siteURL, "/"), "http://")
-	proxy := &recordingProxy{origin: origin}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: proxy}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-
-	ctx := newBrowser(t,
-		chromedp.Flag("proxy-server", "http://"+ln.Addr().String()),
-		chromedp.Flag("proxy-bypass-list", "<-loopback>"), // send loopback through the proxy too
-	)
+	ctx, proxy := newBrowser(t)
 	openSite(t, ctx, siteURL)
 	c := typeLine(t, ctx, "kubectl get nodes", 60*time.Second)
 	if *c.Code != 0 {
@@ -368,9 +420,9 @@ func TestSameOrigin(t *testing.T) {
 	proxy.mu.Lock()
 	defer proxy.mu.Unlock()
 	if len(proxy.foreign) > 0 {
-		t.Errorf("requests left the origin %s:\n%s", origin, strings.Join(proxy.foreign, "\n"))
+		t.Errorf("requests left the origin %s:\n%s", proxy.origin, strings.Join(proxy.foreign, "\n"))
 	}
-	for _, want := range []string{"/", "/main.js", "/worker.js", "/wasm_exec.js", "/kubetab.wasm"} {
+	for _, want := range []string{"/", "/main.js", "/main.css", "/worker.js", "/wasm_exec.js", "/kubetab.wasm"} {
 		if !proxy.seen[want] {
 			t.Errorf("the proxy did not see %s; seen: %v", want, proxy.seen)
 		}
