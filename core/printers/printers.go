@@ -6,9 +6,19 @@
 // table printer. In a real cluster the server builds the table and kubectl
 // only draws it; kubetab does the same, so the in-browser kubectl and the real
 // kubectl print the same columns.
+//
+// Registered here, one file each, with upstream's columns and cell logic:
+// pods (pod.go: the STATUS column's reasoning), nodes, deployments and
+// replicasets (apps.go), events and namespaces. Every other resource gets the
+// default NAME / CREATED AT columns.
+//
+// Like kube-apiserver (which generates tables with Wide: true), a row always
+// carries every column; columns with Priority 1 are the ones kubectl draws
+// only for -o wide.
 package printers
 
 import (
+	"reflect"
 	"sync"
 	"time"
 
@@ -28,7 +38,7 @@ type handler struct {
 
 var (
 	mu       sync.RWMutex
-	handlers = map[string]handler{} // by Go type name of the object, e.g. "*v1.Pod"
+	handlers = map[reflect.Type]handler{} // by Go type of the object, e.g. *v1.Pod; guarded by mu
 )
 
 // Register installs the columns and row function of one object type; sample
@@ -36,7 +46,7 @@ var (
 func Register(sample runtime.Object, columns []metav1.TableColumnDefinition, row RowFunc) {
 	mu.Lock()
 	defer mu.Unlock()
-	handlers[typeKey(sample)] = handler{columns: columns, row: row}
+	handlers[reflect.TypeOf(sample)] = handler{columns: columns, row: row}
 }
 
 // defaultColumns are the columns of an object without a printer, as upstream's
@@ -69,7 +79,7 @@ func ToTable(obj runtime.Object, now time.Time) (*metav1.Table, error) {
 		}
 	}
 	mu.RLock()
-	h, ok := handlers[typeKey(obj)]
+	h, ok := handlers[reflect.TypeOf(obj)]
 	mu.RUnlock()
 	if !ok {
 		h = handler{columns: defaultColumns, row: func(o runtime.Object, now time.Time) ([]any, error) {

@@ -3,11 +3,8 @@ package printers
 import (
 	"reflect"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 )
-
-func typeKey(obj runtime.Object) string { return reflect.TypeOf(obj).String() }
 
 // listElem returns a zero pointer to the item type of a typed list
 // (*v1.Pod for a *v1.PodList).
@@ -29,5 +26,3 @@ func listElem(list runtime.Object) runtime.Object {
 	}
 	return list
 }
-
-var _ = meta.IsListType
