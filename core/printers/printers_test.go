@@ -39,7 +39,7 @@ func makePod(name string) *podWrapper {
 func (p *podWrapper) obj() *corev1.Pod { return &p.Pod }
 
 func (p *podWrapper) phase(ph corev1.PodPhase) *podWrapper { p.Status.Phase = ph; return p }
-func (p *podWrapper) reason(r string) *podWrapper           { p.Status.Reason = r; return p }
+func (p *podWrapper) reason(r string) *podWrapper          { p.Status.Reason = r; return p }
 
 // on binds the pod to a node and gives it an IP.
 func (p *podWrapper) on(node, ip string) *podWrapper {
@@ -241,9 +241,9 @@ func events() []runtime.Object {
 	backoff := ev("web-1.2", "Warning", "BackOff", "Pod", "web-1", "Back-off restarting failed container app in pod web-1_default(uid)\n", 90*time.Second, 5*time.Second, 7)
 	backoff.InvolvedObject.FieldPath = "spec.containers{app}"
 	newAPI := &corev1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Name: "web.3", Namespace: "default"},
-		InvolvedObject:      corev1.ObjectReference{Kind: "Deployment", Name: "web", Namespace: "default"},
-		Type:                "Normal", Reason: "ScalingReplicaSet", Message: "Scaled up replica set web-7d4b9 from 0 to 3",
+		ObjectMeta:     metav1.ObjectMeta{Name: "web.3", Namespace: "default"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Deployment", Name: "web", Namespace: "default"},
+		Type:           "Normal", Reason: "ScalingReplicaSet", Message: "Scaled up replica set web-7d4b9 from 0 to 3",
 		EventTime:           metav1.NewMicroTime(now.Add(-time.Minute)),
 		ReportingController: "deployment-controller", ReportingInstance: "kube-controller-manager",
 	}
