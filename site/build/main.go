@@ -3,6 +3,7 @@
 // JavaScript build tool.
 //
 //	go run ./site/build [-src site/src] [-out site/dist] [-minify=true]
+//	go run ./site/build -sizes [-out site/dist]   print raw, gzip and brotli sizes
 //
 // Outputs: main.js + main.css (the page, with xterm.js), worker.js (the Web
 // Worker that runs kubetab.wasm), and the static files copied from src
@@ -12,12 +13,15 @@
 package main
 
 import (
+	"compress/gzip"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"text/tabwriter"
 
+	"github.com/andybalholm/brotli"
 	"github.com/evanw/esbuild/pkg/api"
 )
 
@@ -25,8 +29,13 @@ func main() {
 	src := flag.String("src", "site/src", "source directory")
 	out := flag.String("out", "site/dist", "output directory")
 	minify := flag.Bool("minify", true, "minify JavaScript and CSS")
+	sizes := flag.Bool("sizes", false, "print the sizes of the built files instead of building")
 	flag.Parse()
-	if err := build(*src, *out, *minify); err != nil {
+	run := func() error { return build(*src, *out, *minify) }
+	if *sizes {
+		run = func() error { return printSizes(os.Stdout, *out) }
+	}
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "site/build:", err)
 		os.Exit(1)
 	}
@@ -103,4 +112,41 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return outFile.Close()
+}
+
+// printSizes prints what each file costs a visitor: raw, gzip (what
+// `kubetab serve` sends) and brotli (what a static host can precompress).
+func printSizes(w io.Writer, dir string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "file\traw\tgzip -6\tbrotli -9\t")
+	for _, name := range []string{"kubetab.wasm", "main.js", "main.css", "worker.js", "wasm_exec.js"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		gz := countingWriter{}
+		zw, _ := gzip.NewWriterLevel(&gz, 6)
+		zw.Write(data)
+		zw.Close()
+		br := countingWriter{}
+		bw := brotli.NewWriterLevel(&br, 9)
+		bw.Write(data)
+		bw.Close()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", name, mb(len(data)), mb(gz.n), mb(br.n))
+	}
+	return tw.Flush()
+}
+
+type countingWriter struct{ n int }
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n += len(p)
+	return len(p), nil
+}
+
+func mb(n int) string {
+	if n < 100*1024 {
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.2f MB", float64(n)/1024/1024)
 }

@@ -187,17 +187,21 @@ func chromiumOptions(profileDir, proxyAddr string) []chromedp.ExecAllocatorOptio
 // openSite loads the site and waits until the cluster in the worker is ready.
 func openSite(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+	if err := chromedpNavigate(ctx, url); err != nil {
 		t.Fatalf("navigate: %v", err)
 	}
 	waitJS(t, ctx, "the cluster to be ready", `window.kubetab && window.kubetab.cluster.isReady`, 90*time.Second)
+}
+
+func chromedpNavigate(ctx context.Context, url string) error {
+	return chromedp.Do(ctx, chromedp.Navigate(url))
 }
 
 // waitJS polls a JavaScript expression until it is truthy, or fails the test
 // at the deadline (showing the console's text).
 func waitJS(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
 	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr,
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+expr+")",
 		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(50*time.Millisecond)))
 	if err != nil {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`window.kubetab ? kubetab.consoleText().trimEnd() : document.body.innerText`))

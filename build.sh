@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# build.sh — build, serve, test and benchmark kubetab.
+#
+#   ./build.sh build   check Debian packages, build guest images, bundle the site,
+#                      build kubetab.wasm into site/dist, then bin/kubetab (site embedded)
+#   ./build.sh serve   build, then serve the site at http://127.0.0.1:8080
+#   ./build.sh test    build, then every test; exits non-zero if any step fails
+#   ./build.sh bench   build, then wasm sizes, Go benchmarks, page-load-to-first-output
+#
+# Go modules come from the Go module proxy and npm packages from the npm
+# registry (site/package-lock.json); everything else is a Debian package,
+# checked here and installed with apt-get when running as root.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+DIST=site/dist
+
+# Debian packages the build and the tests need, and why.
+DEBIAN_PACKAGES=(
+  chromium               # browser tests and the page-load benchmark (headless)
+  clang                  # guest images: C to wasm32-wasi
+  lld                    # wasm-ld for the guest images
+  wasi-libc              # the C library of the guest images
+  libclang-rt-dev-wasm32 # compiler-rt builtins for wasm32
+  wabt                   # wat2wasm, for the WAT guest images
+  fonts-ipafont-gothic   # Japanese glyphs, so the Japanese UI renders in headless Chromium
+)
+
+log() { printf '\n\033[1;34m== %s\033[0m\n' "$*"; }
+
+check_debian_packages() {
+  local missing=() pkg
+  for pkg in "${DEBIAN_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "build.sh: missing Debian packages: ${missing[*]}" >&2
+    echo "build.sh: install them with: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+check_tools() {
+  local tool
+  for tool in go node npm; do
+    command -v "$tool" >/dev/null || { echo "build.sh: $tool is not on PATH" >&2; exit 1; }
+  done
+}
+
+wasm_exec_dir() {
+  local goroot
+  goroot=$(go env GOROOT)
+  if [ -f "$goroot/lib/wasm/wasm_exec.js" ]; then
+    echo "$goroot/lib/wasm"
+  else
+    echo "$goroot/misc/wasm"
+  fi
+}
+
+cmd_build() {
+  check_tools
+  check_debian_packages
+  if [ -f wasm/images/build.sh ]; then
+    log "guest images (wasm/images/build.sh)"
+    bash wasm/images/build.sh
+  fi
+  log "npm ci (site)"
+  (cd site && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  log "bundle the site (esbuild) into $DIST"
+  go run ./site/build -src site/src -out "$DIST"
+  log "kubetab.wasm (GOOS=js GOARCH=wasm)"
+  GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o "$DIST/kubetab.wasm" ./wasm
+  cp "$(wasm_exec_dir)/wasm_exec.js" "$DIST/wasm_exec.js"
+  log "bin/kubetab"
+  mkdir -p bin
+  go build -trimpath -o bin/kubetab ./cmd/kubetab
+  ls -l "$DIST/kubetab.wasm" bin/kubetab
+}
+
+cmd_serve() {
+  cmd_build
+  log "serving"
+  exec bin/kubetab serve --addr 127.0.0.1:8080
+}
+
+# Test steps run one after another; a failing step is reported and the rest
+# still run, and the script exits non-zero at the end.
+FAILED=()
+step() {
+  local name=$1
+  shift
+  log "$name"
+  local start=$SECONDS
+  if "$@"; then
+    echo "-- $name: ok ($((SECONDS - start))s)"
+  else
+    echo "-- $name: FAILED ($((SECONDS - start))s)"
+    FAILED+=("$name")
+  fi
+}
+
+# Small packages whose tests are cheap enough to run under the race detector.
+RACE_PACKAGES=(./core/store/... ./core/client/... ./wasm/bridge/... ./wasm/console/... ./site/...)
+
+go_test_js() {
+  local exec
+  exec="$(wasm_exec_dir)/go_js_wasm_exec"
+  # Every package under core/ must build and pass under GOOS=js as well.
+  GOOS=js GOARCH=wasm go test -exec="$exec" -count=1 ./core/...
+}
+
+browser_tests() {
+  mkdir -p docs
+  KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_SCREENSHOT="$ROOT/docs/screenshot.png" \
+    go test -count=1 -timeout 15m -v ./test/browser/
+}
+
+cmd_test() {
+  cmd_build
+  step "go vet (native)" go vet ./...
+  step "go vet (GOOS=js)" env GOOS=js GOARCH=wasm go vet ./core/... ./wasm/...
+  step "go test (native)" go test -count=1 -timeout 15m ./...
+  step "go test -race (small packages)" go test -race -count=1 -timeout 10m "${RACE_PACKAGES[@]}"
+  step "go test (GOOS=js under Node)" go_test_js
+  step "browser tests (headless Chromium)" browser_tests
+  if [ -f test/conformance/kubectl.sh ]; then
+    step "real kubectl conformance" bash test/conformance/kubectl.sh
+  fi
+  echo
+  if [ ${#FAILED[@]} -gt 0 ]; then
+    echo "build.sh test: FAILED: ${FAILED[*]}"
+    exit 1
+  fi
+  echo "build.sh test: all steps passed"
+}
+
+cmd_bench() {
+  cmd_build
+  log "sizes of the built site"
+  go run ./site/build -sizes -out "$DIST"
+  log "Go benchmarks (core)"
+  go test -run '^$' -bench . -benchmem -benchtime 200ms ./core/...
+  log "page load to first kubectl get nodes output (headless Chromium, 5 runs)"
+  KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_BENCH_RUNS=5 \
+    go test -count=1 -run '^TestFirstOutputTime$' -v ./test/browser/ | grep -E 'median|run [0-9]+:|FAIL|ok'
+}
+
+case "${1:-}" in
+  build) cmd_build ;;
+  serve) cmd_serve ;;
+  test) cmd_test ;;
+  bench) cmd_bench ;;
+  *)
+    echo "usage: $0 build|serve|test|bench" >&2
+    exit 2
+    ;;
+esac
