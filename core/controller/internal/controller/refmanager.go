@@ -1,0 +1,178 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetab/kubetab/core/client"
+)
+
+// Object is an API object with metadata: *corev1.Pod, *appsv1.ReplicaSet ...
+type Object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// RefManager decides which objects belong to one controller object (a
+// ReplicaSet claiming pods, a Deployment claiming ReplicaSets), using the
+// controller reference: the one ownerReference with controller=true.
+//
+//	object's controllerRef   selector matches   action
+//	─────────────────────    ────────────────   ─────────────────────────────
+//	this controller          yes                keep (claimed)
+//	this controller          no                 release: remove our ownerRef
+//	another controller       any                ignore: never steal
+//	none (an orphan)         yes                adopt: add our controllerRef
+//	none (an orphan)         no                 ignore
+//
+// A controller being deleted neither adopts nor releases. Upstream:
+// pkg/controller/controller_ref_manager.go (BaseControllerRefManager).
+// One RefManager serves one sync.
+type RefManager struct {
+	Controller     metav1.Object
+	ControllerKind schema.GroupVersionKind
+	Selector       labels.Selector
+	// CanAdopt is called once, before the first adoption, to re-read the
+	// controller from the API server: a controller that was just deleted
+	// (the cache may not know yet) must not adopt anything (upstream:
+	// RecheckDeletionTimestamp). Nil allows adoption.
+	CanAdopt func(ctx context.Context) error
+
+	once     sync.Once
+	adoptErr error
+}
+
+// RecheckDeletionTimestamp returns a CanAdopt that reads the controller
+// with get and refuses when it is gone, replaced (another UID) or being
+// deleted.
+func RecheckDeletionTimestamp(uid types.UID, get func(ctx context.Context) (metav1.Object, error)) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		fresh, err := get(ctx)
+		if err != nil {
+			return err
+		}
+		if fresh.GetUID() != uid {
+			return fmt.Errorf("original %s/%s is gone: got uid %v, wanted %v", fresh.GetNamespace(), fresh.GetName(), fresh.GetUID(), uid)
+		}
+		if fresh.GetDeletionTimestamp() != nil {
+			return fmt.Errorf("%s/%s has just been deleted at %v", fresh.GetNamespace(), fresh.GetName(), fresh.GetDeletionTimestamp())
+		}
+		return nil
+	}
+}
+
+func (m *RefManager) canAdopt(ctx context.Context) error {
+	m.once.Do(func() {
+		if m.CanAdopt != nil {
+			m.adoptErr = m.CanAdopt(ctx)
+		}
+	})
+	return m.adoptErr
+}
+
+// Claim returns the objects of objs that belong to the controller, adopting
+// matching orphans and releasing owned objects that no longer match, with
+// updates through res. Adoption and release are compare-and-swap updates
+// from the cached object: a stale cache is a 409 Conflict, returned so the
+// controller retries. The objects that could be claimed are returned even
+// when some failed.
+func Claim[T Object](ctx context.Context, m *RefManager, res client.Resource[T], objs []T) ([]T, error) {
+	var claimed []T
+	var errs []error
+	for _, obj := range objs {
+		ok, err := m.claim(ctx, obj,
+			func(ctx context.Context) error { return adopt(ctx, m, res, obj) },
+			func(ctx context.Context) error { return release(ctx, m, res, obj) })
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			claimed = append(claimed, obj)
+		}
+	}
+	return claimed, errors.Join(errs...)
+}
+
+func (m *RefManager) claim(ctx context.Context, obj metav1.Object, adopt, release func(context.Context) error) (bool, error) {
+	match := m.Selector.Matches(labels.Set(obj.GetLabels()))
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+		if ref.UID != m.Controller.GetUID() {
+			return false, nil // owned by someone else
+		}
+		if match {
+			return true, nil // ours, even while we are being deleted
+		}
+		if m.Controller.GetDeletionTimestamp() != nil {
+			return false, nil
+		}
+		if err := release(ctx); err != nil && !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		return false, nil
+	}
+	// An orphan.
+	if m.Controller.GetDeletionTimestamp() != nil || !match || obj.GetDeletionTimestamp() != nil ||
+		(m.Controller.GetNamespace() != "" && m.Controller.GetNamespace() != obj.GetNamespace()) {
+		return false, nil
+	}
+	if err := adopt(ctx); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+func adopt[T Object](ctx context.Context, m *RefManager, res client.Resource[T], obj T) error {
+	if err := m.canAdopt(ctx); err != nil {
+		return fmt.Errorf("can't adopt %s/%s (%v): %w", obj.GetNamespace(), obj.GetName(), obj.GetUID(), err)
+	}
+	cp := obj.DeepCopyObject().(T)
+	ref := *metav1.NewControllerRef(m.Controller, m.ControllerKind)
+	refs := cp.GetOwnerReferences()
+	replaced := false
+	for i := range refs {
+		if refs[i].UID == ref.UID {
+			refs[i], replaced = ref, true
+		}
+	}
+	if !replaced {
+		refs = append(refs, ref)
+	}
+	cp.SetOwnerReferences(refs)
+	_, err := res.Update(ctx, cp)
+	return err
+}
+
+func release[T Object](ctx context.Context, m *RefManager, res client.Resource[T], obj T) error {
+	cp := obj.DeepCopyObject().(T)
+	cp.SetOwnerReferences(RemoveOwnerRefs(cp.GetOwnerReferences(), m.Controller.GetUID()))
+	_, err := res.Update(ctx, cp)
+	return err
+}
+
+// RemoveOwnerRefs returns refs without those pointing at any of uids.
+func RemoveOwnerRefs[U ~string](refs []metav1.OwnerReference, uids ...U) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+outer:
+	for _, r := range refs {
+		for _, u := range uids {
+			if string(r.UID) == string(u) {
+				continue outer
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
