@@ -178,4 +178,3 @@ func TestExpectationsPreventDoubleCreation(t *testing.T) {
 		t.Fatalf("%d pods, want 3", n)
 	}
 }
-

@@ -42,7 +42,9 @@ func scaleRS(t *testing.T, e *controllertest.Env, name string, n int32) {
 	t.Helper()
 	controllertest.Update(e,
 		func() (*appsv1.ReplicaSet, error) { return e.Client.ReplicaSets().Get(e.Ctx, "default", name) },
-		func(rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) { return e.Client.ReplicaSets().Update(e.Ctx, rs) },
+		func(rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+			return e.Client.ReplicaSets().Update(e.Ctx, rs)
+		},
 		func(rs *appsv1.ReplicaSet) { rs.Spec.Replicas = &n })
 }
 
@@ -264,7 +266,9 @@ func TestNoDoubleCreationUnderEventBursts(t *testing.T) {
 	for i := range 30 {
 		controllertest.Update(e,
 			func() (*appsv1.ReplicaSet, error) { return e.Client.ReplicaSets().Get(e.Ctx, "default", "web") },
-			func(rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) { return e.Client.ReplicaSets().Update(e.Ctx, rs) },
+			func(rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+				return e.Client.ReplicaSets().Update(e.Ctx, rs)
+			},
 			func(rs *appsv1.ReplicaSet) { metav1.SetMetaDataAnnotation(&rs.ObjectMeta, "poke", fmt.Sprint(i)) })
 		for _, p := range e.Pods("default") {
 			e.SetPodStatus(p, corev1.PodPending, i%2 == 0)
