@@ -1,0 +1,437 @@
+// Package runtime runs the plugins of one scheduling profile at each
+// extension point (upstream: pkg/scheduler/framework/runtime/framework.go,
+// frameworkImpl).
+//
+// Plugins are enabled the way upstream's "multiPoint" configuration does it:
+// a profile lists plugin names in order, and each plugin is called at every
+// extension point whose interface it implements. Filters therefore run in the
+// order of the list, and stop at the first rejection.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubetab/kubetab/core/client"
+	"github.com/kubetab/kubetab/core/scheduler/framework"
+	"github.com/kubetab/kubetab/core/scheduler/internal/yield"
+)
+
+// Config configures a Framework.
+type Config struct {
+	// ProfileName is the schedulerName pods ask for ("default-scheduler").
+	ProfileName string
+	// Registry holds the factories of the plugins Plugins may name.
+	Registry Registry
+	// Plugins are enabled in this order.
+	Plugins []PluginConfig
+	// Client and Recorder are handed to plugins; either may be nil in tests.
+	Client   *client.Client
+	Recorder *client.Recorder
+	// Snapshot is the cluster state of the current cycle; the scheduler
+	// refreshes it before each cycle.
+	Snapshot framework.SharedLister
+	// PercentageOfNodesToScore: 0 is upstream's adaptive default.
+	PercentageOfNodesToScore int32
+}
+
+// ScorePluginWeight is an enabled score plugin and its weight.
+type ScorePluginWeight struct {
+	Name   string
+	Weight int64
+}
+
+// Framework is one profile's set of plugins, sorted by extension point.
+type Framework struct {
+	profileName              string
+	client                   *client.Client
+	recorder                 *client.Recorder
+	snapshot                 framework.SharedLister
+	percentageOfNodesToScore int32
+
+	queueSort  framework.QueueSortPlugin
+	preFilter  []framework.PreFilterPlugin
+	filter     []framework.FilterPlugin
+	postFilter []framework.PostFilterPlugin
+	preScore   []framework.PreScorePlugin
+	score      []framework.ScorePlugin
+	weights    []int64 // parallel to score
+	reserve    []framework.ReservePlugin
+	preBind    []framework.PreBindPlugin
+	bind       []framework.BindPlugin
+	postBind   []framework.PostBindPlugin
+
+	// events maps each plugin that can reject a pod to the cluster events
+	// that may make the pod schedulable again.
+	events map[string][]framework.ClusterEvent
+}
+
+var _ framework.Handle = (*Framework)(nil)
+
+// New builds the plugins of cfg.Plugins. It fails on an unknown or duplicate
+// plugin, a profile without exactly one QueueSort plugin, or without a Bind
+// plugin.
+func New(ctx context.Context, cfg Config) (*Framework, error) {
+	f := &Framework{
+		profileName:              cfg.ProfileName,
+		client:                   cfg.Client,
+		recorder:                 cfg.Recorder,
+		snapshot:                 cfg.Snapshot,
+		percentageOfNodesToScore: cfg.PercentageOfNodesToScore,
+		events:                   map[string][]framework.ClusterEvent{},
+	}
+	seen := sets.New[string]()
+	for _, pc := range cfg.Plugins {
+		if seen.Has(pc.Name) {
+			return nil, fmt.Errorf("plugin %q is enabled more than once", pc.Name)
+		}
+		seen.Insert(pc.Name)
+		factory, ok := cfg.Registry[pc.Name]
+		if !ok {
+			return nil, fmt.Errorf("plugin %q does not exist", pc.Name)
+		}
+		pl, err := factory(ctx, f)
+		if err != nil {
+			return nil, fmt.Errorf("initializing plugin %q: %w", pc.Name, err)
+		}
+		if err := f.add(pl, pc); err != nil {
+			return nil, err
+		}
+	}
+	if f.queueSort == nil {
+		return nil, errors.New("one QueueSort plugin is required")
+	}
+	if len(f.bind) == 0 {
+		return nil, errors.New("at least one Bind plugin is required")
+	}
+	return f, nil
+}
+
+func (f *Framework) add(pl framework.Plugin, pc PluginConfig) error {
+	canReject := false
+	if p, ok := pl.(framework.QueueSortPlugin); ok {
+		if f.queueSort != nil {
+			return fmt.Errorf("only one QueueSort plugin can be enabled, found %q and %q", f.queueSort.Name(), p.Name())
+		}
+		f.queueSort = p
+	}
+	if p, ok := pl.(framework.PreFilterPlugin); ok {
+		f.preFilter = append(f.preFilter, p)
+		canReject = true
+	}
+	if p, ok := pl.(framework.FilterPlugin); ok {
+		f.filter = append(f.filter, p)
+		canReject = true
+	}
+	if p, ok := pl.(framework.PostFilterPlugin); ok {
+		f.postFilter = append(f.postFilter, p)
+		canReject = true
+	}
+	if p, ok := pl.(framework.PreScorePlugin); ok {
+		f.preScore = append(f.preScore, p)
+	}
+	if p, ok := pl.(framework.ScorePlugin); ok {
+		w := int64(pc.Weight)
+		if w == 0 {
+			w = 1
+		}
+		if w < 0 {
+			return fmt.Errorf("score plugin %q has a negative weight %d", pc.Name, w)
+		}
+		f.score = append(f.score, p)
+		f.weights = append(f.weights, w)
+	}
+	if p, ok := pl.(framework.ReservePlugin); ok {
+		f.reserve = append(f.reserve, p)
+		canReject = true
+	}
+	if p, ok := pl.(framework.PreBindPlugin); ok {
+		f.preBind = append(f.preBind, p)
+		canReject = true
+	}
+	if p, ok := pl.(framework.BindPlugin); ok {
+		f.bind = append(f.bind, p)
+	}
+	if p, ok := pl.(framework.PostBindPlugin); ok {
+		f.postBind = append(f.postBind, p)
+	}
+	if canReject {
+		if ext, ok := pl.(framework.EnqueueExtensions); ok {
+			f.events[pl.Name()] = ext.EventsToRegister()
+		} else {
+			// No EnqueueExtensions: any event may help (upstream does the same).
+			f.events[pl.Name()] = []framework.ClusterEvent{{Resource: framework.WildCard, ActionType: framework.All}}
+		}
+	}
+	return nil
+}
+
+// Handle.
+
+// SnapshotSharedLister implements framework.Handle.
+func (f *Framework) SnapshotSharedLister() framework.SharedLister { return f.snapshot }
+
+// ClientSet implements framework.Handle.
+func (f *Framework) ClientSet() *client.Client { return f.client }
+
+// EventRecorder implements framework.Handle.
+func (f *Framework) EventRecorder() *client.Recorder { return f.recorder }
+
+// ProfileName is the schedulerName this framework serves.
+func (f *Framework) ProfileName() string { return f.profileName }
+
+// PercentageOfNodesToScore is the profile's setting (0: adaptive).
+func (f *Framework) PercentageOfNodesToScore() int32 { return f.percentageOfNodesToScore }
+
+// QueueSortFunc is the ordering of the activeQ.
+func (f *Framework) QueueSortFunc() framework.LessFunc { return f.queueSort.Less }
+
+// HasFilterPlugins reports whether any Filter plugin is enabled.
+func (f *Framework) HasFilterPlugins() bool { return len(f.filter) > 0 }
+
+// HasScorePlugins reports whether any Score plugin is enabled.
+func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
+
+// HasPostFilterPlugins reports whether any PostFilter plugin is enabled.
+func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
+
+// FilterPlugins names the Filter plugins in the order they run.
+func (f *Framework) FilterPlugins() []string {
+	out := make([]string, len(f.filter))
+	for i, p := range f.filter {
+		out[i] = p.Name()
+	}
+	return out
+}
+
+// ScorePlugins names the Score plugins, with their weights, in order.
+func (f *Framework) ScorePlugins() []ScorePluginWeight {
+	out := make([]ScorePluginWeight, len(f.score))
+	for i, p := range f.score {
+		out[i] = ScorePluginWeight{Name: p.Name(), Weight: f.weights[i]}
+	}
+	return out
+}
+
+// EventsToRegister maps each plugin that can reject a pod to the events that
+// may make the pod schedulable again.
+func (f *Framework) EventsToRegister() map[string][]framework.ClusterEvent { return f.events }
+
+// RunPreFilterPlugins runs every PreFilter plugin. It returns the merged
+// PreFilterResult and the plugins that narrowed the nodes; on rejection, a
+// status with the plugin set and the plugins that rejected. Plugins that
+// return Skip are recorded in state.SkipFilterPlugins.
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod) (*framework.PreFilterResult, *framework.Status, sets.Set[string]) {
+	var result *framework.PreFilterResult
+	var narrowing []string
+	skip := sets.New[string]()
+	for _, pl := range f.preFilter {
+		r, s := pl.PreFilter(ctx, state, pod)
+		if s.IsSkip() {
+			skip.Insert(pl.Name())
+			continue
+		}
+		if !s.IsSuccess() {
+			s.WithPlugin(pl.Name())
+			if s.IsRejected() {
+				return nil, s, sets.New(pl.Name())
+			}
+			return nil, framework.AsStatus(fmt.Errorf("running PreFilter plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name()), nil
+		}
+		if !r.AllNodes() {
+			narrowing = append(narrowing, pl.Name())
+		}
+		result = result.Merge(r)
+		if !result.AllNodes() && len(result.NodeNames) == 0 {
+			msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", narrowing)
+			if len(narrowing) == 1 {
+				msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", narrowing[0])
+			}
+			return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, msg), sets.New(narrowing...)
+		}
+	}
+	state.SkipFilterPlugins = skip
+	return result, nil, sets.New(narrowing...)
+}
+
+// RunFilterPlugins runs the Filter plugins on one node, in order, and returns
+// the first non-success status with its plugin set (nil if the node fits).
+// A plugin's Error is wrapped so the message names the plugin.
+func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
+	for _, pl := range f.filter {
+		if state.SkipFilterPlugins.Has(pl.Name()) {
+			continue
+		}
+		if s := pl.Filter(ctx, state, pod, nodeInfo); !s.IsSuccess() {
+			if !s.IsRejected() {
+				s = framework.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
+			}
+			return s.WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
+// RunPostFilterPlugins runs the PostFilter plugins until one succeeds.
+func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, m *framework.NodeToStatus) (*framework.PostFilterResult, *framework.Status) {
+	var result *framework.PostFilterResult
+	var reasons []string
+	rejector := ""
+	for _, pl := range f.postFilter {
+		r, s := pl.PostFilter(ctx, state, pod, m)
+		switch {
+		case s.IsSuccess():
+			return r, s
+		case s.Code() == framework.UnschedulableAndUnresolvable:
+			return r, s.WithPlugin(pl.Name())
+		case !s.IsRejected():
+			return nil, framework.AsStatus(s.AsError()).WithPlugin(pl.Name())
+		}
+		if r != nil {
+			result = r
+		}
+		reasons = append(reasons, s.Reasons()...)
+		if rejector == "" {
+			rejector = pl.Name()
+		}
+	}
+	return result, framework.NewStatus(framework.Unschedulable, reasons...).WithPlugin(rejector)
+}
+
+// RunPreScorePlugins runs the PreScore plugins; those that return Skip are
+// recorded in state.SkipScorePlugins.
+func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) *framework.Status {
+	skip := sets.New[string]()
+	for _, pl := range f.preScore {
+		s := pl.PreScore(ctx, state, pod, nodes)
+		if s.IsSkip() {
+			skip.Insert(pl.Name())
+			continue
+		}
+		if !s.IsSuccess() {
+			return framework.AsStatus(fmt.Errorf("running PreScore plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		}
+	}
+	state.SkipScorePlugins = skip
+	return nil
+}
+
+// RunScorePlugins scores every node with every Score plugin, normalizes each
+// plugin's scores, applies the weights and sums them. The result is parallel
+// to nodes; each node's Scores are in plugin order and keep the raw,
+// normalized and weighted values.
+func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
+	type active struct {
+		pl     framework.ScorePlugin
+		weight int64
+	}
+	var plugins []active
+	for i, pl := range f.score {
+		if !state.SkipScorePlugins.Has(pl.Name()) {
+			plugins = append(plugins, active{pl, f.weights[i]})
+		}
+	}
+	np := len(plugins)
+	// One backing array for every node's per-plugin scores: two allocations
+	// per cycle instead of one per node.
+	backing := make([]framework.PluginScore, len(nodes)*np)
+	list := make(framework.NodeScoreList, len(nodes))
+	for j, a := range plugins {
+		for i, n := range nodes {
+			s, st := a.pl.Score(ctx, state, pod, n)
+			if !st.IsSuccess() {
+				return nil, framework.AsStatus(fmt.Errorf("plugin %q failed with: %w", a.pl.Name(), st.AsError())).WithPlugin(a.pl.Name())
+			}
+			list[i] = framework.NodeScore{Name: n.Node().Name, Score: s}
+			backing[i*np+j] = framework.PluginScore{Name: a.pl.Name(), Raw: s}
+			yield.Maybe(i)
+		}
+		if ext := a.pl.ScoreExtensions(); ext != nil {
+			if st := ext.NormalizeScore(ctx, state, pod, list); !st.IsSuccess() {
+				return nil, framework.AsStatus(fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", a.pl.Name(), st.AsError())).WithPlugin(a.pl.Name())
+			}
+		}
+		for i := range nodes {
+			s := list[i].Score
+			if s > framework.MaxNodeScore || s < framework.MinNodeScore {
+				return nil, framework.AsStatus(fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing", a.pl.Name(), s, framework.MinNodeScore, framework.MaxNodeScore)).WithPlugin(a.pl.Name())
+			}
+			ps := &backing[i*np+j]
+			ps.Normalized = s
+			ps.Score = s * a.weight
+		}
+	}
+	out := make([]framework.NodePluginScores, len(nodes))
+	for i, n := range nodes {
+		scores := backing[i*np : (i+1)*np : (i+1)*np]
+		var total int64
+		for _, ps := range scores {
+			total += ps.Score
+		}
+		out[i] = framework.NodePluginScores{Name: n.Node().Name, Scores: scores, TotalScore: total}
+	}
+	return out, nil
+}
+
+// RunReservePluginsReserve runs Reserve in order; on failure the caller runs
+// Unreserve.
+func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
+	for _, pl := range f.reserve {
+		if s := pl.Reserve(ctx, state, pod, nodeName); !s.IsSuccess() {
+			if s.IsRejected() {
+				return s.WithPlugin(pl.Name())
+			}
+			return framework.AsStatus(fmt.Errorf("running Reserve plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
+// RunReservePluginsUnreserve runs Unreserve in reverse order.
+func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string) {
+	for i := len(f.reserve) - 1; i >= 0; i-- {
+		f.reserve[i].Unreserve(ctx, state, pod, nodeName)
+	}
+}
+
+// RunPreBindPlugins runs PreBind in order.
+func (f *Framework) RunPreBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
+	for _, pl := range f.preBind {
+		if s := pl.PreBind(ctx, state, pod, nodeName); !s.IsSuccess() {
+			if s.IsRejected() {
+				return s.WithPlugin(pl.Name())
+			}
+			return framework.AsStatus(fmt.Errorf("running PreBind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
+// RunBindPlugins tries the Bind plugins in order until one does not Skip.
+func (f *Framework) RunBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string) *framework.Status {
+	for _, pl := range f.bind {
+		s := pl.Bind(ctx, state, pod, nodeName)
+		if s.IsSkip() {
+			continue
+		}
+		if !s.IsSuccess() {
+			if s.IsRejected() {
+				return s.WithPlugin(pl.Name())
+			}
+			return framework.AsStatus(fmt.Errorf("running Bind plugin %q: %w", pl.Name(), s.AsError())).WithPlugin(pl.Name())
+		}
+		return nil
+	}
+	return framework.NewStatus(framework.Skip)
+}
+
+// RunPostBindPlugins runs PostBind in order.
+func (f *Framework) RunPostBindPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeName string) {
+	for _, pl := range f.postBind {
+		pl.PostBind(ctx, state, pod, nodeName)
+	}
+}
