@@ -1,0 +1,221 @@
+package kubectl
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+)
+
+// lastAppliedAnnotation holds the configuration the last `kubectl apply`
+// sent; the next apply compares against it to know which fields the user
+// removed from the file.
+const lastAppliedAnnotation = corev1.LastAppliedConfigAnnotation
+
+const warningNoLastApplied = "Warning: resource %[1]s is missing the %[2]s annotation which is required by %[3]s apply. %[3]s apply should only be used on resources created declaratively by either %[3]s create --save-config or %[3]s apply. The missing annotation will be patched automatically.\n"
+
+// patchScheme knows the Go types kubectl can compute strategic merge
+// patches for (their struct tags say how lists merge: containers by name).
+var patchScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	_ = appsv1.AddToScheme(s)
+	return s
+}()
+
+func (s *session) newApplyCommand() *cobra.Command {
+	var files []string
+	cmd := &cobra.Command{
+		Use:                   "apply (-f FILENAME)",
+		DisableFlagsInUseLine: true,
+		Short:                 "Apply a configuration to a resource by file name or stdin",
+		Long: `Apply a configuration to a resource by file name or stdin. The resource name must be specified. This resource will be created if it doesn't exist yet. To use 'apply', always create the resource initially with either 'apply' or 'create --save-config'.
+
+ JSON and YAML formats are accepted. This is client-side apply: kubectl GETs the object, and either POSTs it (created) or PATCHes it with a three-way strategic merge patch between the last applied configuration (an annotation), the file, and the live object (configured, or unchanged when there is nothing to send).`,
+		Example: `  # Apply the configuration in web.yaml to a deployment
+  kubectl apply -f web.yaml
+
+  # Apply the YAML passed into stdin
+  cat web.yaml | kubectl apply -f -`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(files) == 0 {
+				return usageErrorf(cmd, "must specify one of -f and -k")
+			}
+			if len(args) > 0 {
+				return usageErrorf(cmd, "Unexpected args: %v", args)
+			}
+			return s.runApply(files)
+		},
+	}
+	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "The files that contain the configurations to apply.")
+	return cmd
+}
+
+func (s *session) runApply(files []string) error {
+	objs, err := s.readManifests(files)
+	if err != nil {
+		return err
+	}
+	var errs multiError
+	for _, m := range objs {
+		op, err := s.applyOne(m)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(s.out(), "%s/%s %s\n", m.res.kindName(), m.name, op)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// applyOne applies one object and says what happened: created, configured
+// or unchanged (upstream pkg/cmd/apply/apply.go applyOneObject and
+// patcher.go patchSimple).
+func (s *session) applyOne(m manifest) (string, error) {
+	if m.name == "" {
+		if nestedString(m.obj, "metadata", "generateName") != "" {
+			return "", fmt.Errorf("from %s: cannot use generate name with apply", nestedString(m.obj, "metadata", "generateName"))
+		}
+		return "", sourceErr("creating", m.source, fmt.Errorf("resource name may not be empty"))
+	}
+	// modified: the file's object with the annotation it will carry.
+	modified, err := modifiedConfiguration(m.obj, true)
+	if err != nil {
+		return "", err
+	}
+	current, err := s.getObject(m.res, m.namespace, m.name)
+	if apierrors.IsNotFound(err) {
+		body, err := modifiedConfiguration(m.obj, true)
+		if err != nil {
+			return "", err
+		}
+		_, err = s.client.do(s.ctx, request{method: http.MethodPost, path: m.res.path(m.namespace, "", ""), body: body, contentType: "application/json"})
+		if err != nil {
+			return "", sourceErr("creating", m.source, err)
+		}
+		return "created", nil
+	}
+	if err != nil {
+		return "", sourceErr(fmt.Sprintf("retrieving current configuration of:\nResource: %q, GroupVersionKind: %q\nName: %q, Namespace: %q\nfrom server for:", m.res.groupResource().String(), m.res.GroupVersion().WithKind(m.res.Kind).String(), m.name, m.namespace), m.source, err)
+	}
+	annotations := nestedMap(current, "metadata", "annotations")
+	original, hasOriginal := annotations[lastAppliedAnnotation].(string)
+	if !hasOriginal {
+		fmt.Fprintf(s.errOut(), warningNoLastApplied, m.res.kindName()+"/"+m.name, lastAppliedAnnotation, "kubectl")
+	}
+	currentJSON, err := json.Marshal(current)
+	if err != nil {
+		return "", err
+	}
+	patch, patchType, err := threeWayPatch(m.res, []byte(original), modified, currentJSON)
+	if err != nil {
+		return "", err
+	}
+	if string(patch) == "{}" {
+		return "unchanged", nil
+	}
+	_, err = s.client.do(s.ctx, request{method: http.MethodPatch, path: m.res.path(m.namespace, m.name, ""), body: patch, contentType: string(patchType)})
+	if err != nil {
+		return "", sourceErr("patching", m.source, err)
+	}
+	return "configured", nil
+}
+
+// threeWayPatch computes the patch that turns current into modified while
+// deleting the fields that were in original (the last apply) but are no
+// longer in the file. Known types get a strategic merge patch; others a
+// JSON merge patch, as upstream falls back to for custom resources.
+func threeWayPatch(res apiResource, original, modified, current []byte) ([]byte, types.PatchType, error) {
+	if typed, err := patchScheme.New(res.GroupVersion().WithKind(res.Kind)); err == nil {
+		meta, err := strategicpatch.NewPatchMetaFromStruct(typed)
+		if err != nil {
+			return nil, "", err
+		}
+		p, err := strategicpatch.CreateThreeWayMergePatch(original, modified, current, meta, true)
+		if err != nil {
+			return nil, "", fmt.Errorf("creating patch: %v", err)
+		}
+		return p, types.StrategicMergePatchType, nil
+	}
+	p, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modified, current,
+		mergepatch.RequireKeyUnchanged("apiVersion"), mergepatch.RequireKeyUnchanged("kind"), mergepatch.RequireMetadataKeyUnchanged("name"))
+	if err != nil {
+		if mergepatch.IsPreconditionFailed(err) {
+			return nil, "", fmt.Errorf("%s", "At least one of apiVersion, kind and name was changed")
+		}
+		return nil, "", err
+	}
+	return p, types.MergePatchType, nil
+}
+
+// modifiedConfiguration is upstream's util.GetModifiedConfiguration: the
+// object as JSON without the last-applied annotation, and, with annotate,
+// that JSON stored into the annotation and the object encoded again. The
+// annotation's value ends with a newline, as kubectl's encoder writes it.
+func modifiedConfiguration(obj map[string]any, annotate bool) ([]byte, error) {
+	obj = deepCopyMap(obj)
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		obj["metadata"] = md
+	}
+	annotations, _ := md["annotations"].(map[string]any)
+	if annotations == nil {
+		annotations = map[string]any{}
+	}
+	delete(annotations, lastAppliedAnnotation)
+	if len(annotations) == 0 {
+		delete(md, "annotations")
+	} else {
+		md["annotations"] = annotations
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	data = append(data, '\n')
+	if !annotate {
+		return data, nil
+	}
+	annotations[lastAppliedAnnotation] = string(data)
+	md["annotations"] = annotations
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
+func deepCopyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = deepCopyValue(v)
+	}
+	return out
+}
+
+func deepCopyValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return deepCopyMap(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = deepCopyValue(x)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,206 @@
+package kubectl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/utils/clock"
+)
+
+// IOStreams are a command's standard input, output and error.
+type IOStreams struct {
+	In          io.Reader
+	Out, ErrOut io.Writer
+}
+
+// DefaultServer is the server URL kubectl reports (cluster-info) and sends
+// in requests when Config.Server is empty. With InProcessTransport the host
+// is never dialed.
+const DefaultServer = "https://kubetab.local:6443"
+
+// Version is the client version `kubectl version` reports: kubetab's kubectl
+// speaks the API of the k8s.io/api release it is built with.
+const Version = "v1.37.2-kubetab"
+
+// Config configures a CLI.
+type Config struct {
+	// Transport carries every request; required. Use InProcessTransport to
+	// talk to an apiserver handler in the same process.
+	Transport http.RoundTripper
+	// Server is the API server's base URL; empty means DefaultServer.
+	Server string
+	// Namespace is the namespace of the current context (kubeconfig); empty
+	// means "default". The -n flag overrides it.
+	Namespace string
+	// ReadFile reads the files named by -f. Nil means os.ReadFile. The
+	// browser passes a function over the files the learner wrote in the
+	// editor; "-" always means standard input.
+	ReadFile func(name string) ([]byte, error)
+	// Clock is used for the ages `kubectl describe` computes itself (get's
+	// ages come from the server). Nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// CLI runs kubectl command lines against one API server. It holds no state
+// between runs, so one CLI may run several commands at once.
+type CLI struct {
+	cfg    Config
+	server *url.URL
+}
+
+// New returns a CLI.
+func New(cfg Config) (*CLI, error) {
+	if cfg.Transport == nil {
+		return nil, errors.New("kubectl: Config.Transport is required")
+	}
+	if cfg.Server == "" {
+		cfg.Server = DefaultServer
+	}
+	u, err := url.Parse(cfg.Server)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("kubectl: invalid Config.Server %q", cfg.Server)
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.ReadFile == nil {
+		cfg.ReadFile = os.ReadFile
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return &CLI{cfg: cfg, server: u}, nil
+}
+
+// Run runs one kubectl command line with the default configuration; args
+// exclude the word "kubectl". It returns the exit code: 0 on success, 1 on
+// error (printed to streams.ErrOut the way kubectl prints it). Cancelling
+// ctx ends a running command (Ctrl-C): `get -w` and `logs -f` then return 0.
+func Run(ctx context.Context, args []string, streams IOStreams, rt http.RoundTripper) int {
+	c, err := New(Config{Transport: rt})
+	if err != nil {
+		fmt.Fprintf(errOut(streams), "error: %v\n", err)
+		return 1
+	}
+	return c.Run(ctx, args, streams)
+}
+
+func errOut(s IOStreams) io.Writer {
+	if s.ErrOut == nil {
+		return io.Discard
+	}
+	return s.ErrOut
+}
+
+// Run runs one command line; see the package-level Run.
+func (c *CLI) Run(ctx context.Context, args []string, streams IOStreams) int {
+	if streams.In == nil {
+		streams.In = strings.NewReader("")
+	}
+	if streams.Out == nil {
+		streams.Out = io.Discard
+	}
+	if streams.ErrOut == nil {
+		streams.ErrOut = io.Discard
+	}
+	s := &session{cli: c, ctx: ctx, streams: streams, namespace: c.cfg.Namespace}
+	s.client = newRESTClient(c.cfg.Transport, c.server)
+	root := s.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return 0
+	}
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return 0 // Ctrl-C: the command was asked to stop
+	}
+	if errors.Is(err, errExit) {
+		return 1
+	}
+	_ = cmd
+	printError(streams.ErrOut, err)
+	return 1
+}
+
+// session is the state of one Run: flags shared by every command, the REST
+// client and the discovery cache.
+type session struct {
+	cli       *CLI
+	ctx       context.Context
+	streams   IOStreams
+	client    *restClient
+	namespace string // -n, or the configured namespace
+
+	namespaceFlag string
+	resources     []apiResource // discovery cache, filled by discover
+}
+
+// out and errOut are the command's streams.
+func (s *session) out() io.Writer    { return s.streams.Out }
+func (s *session) errOut() io.Writer { return s.streams.ErrOut }
+
+// explicitNamespace reports whether -n was given.
+func (s *session) explicitNamespace() bool { return s.namespaceFlag != "" }
+
+func (s *session) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "kubectl",
+		Short: "kubectl controls the Kubernetes cluster manager.",
+		Long: `kubectl controls the Kubernetes cluster manager.
+
+ Find more information at: https://kubernetes.io/docs/reference/kubectl/`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if s.namespaceFlag != "" {
+				s.namespace = s.namespaceFlag
+			}
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVarP(&s.namespaceFlag, "namespace", "n", "", "If present, the namespace scope for this CLI request")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w\nSee '%s --help' for usage.", err, c.CommandPath())
+	})
+	root.AddGroup(
+		&cobra.Group{ID: "basic", Title: "Basic Commands:"},
+		&cobra.Group{ID: "troubleshooting", Title: "Troubleshooting and Debugging Commands:"},
+		&cobra.Group{ID: "advanced", Title: "Advanced Commands:"},
+		&cobra.Group{ID: "deploy", Title: "Deploy Commands:"},
+		&cobra.Group{ID: "cluster", Title: "Cluster Management Commands:"},
+		&cobra.Group{ID: "other", Title: "Other Commands:"},
+	)
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			root.AddCommand(c)
+		}
+	}
+	add("basic", s.newCreateCommand(), s.newGetCommand(), s.newDeleteCommand())
+	add("deploy", s.newScaleCommand())
+	add("cluster", s.newClusterInfoCommand())
+	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand())
+	add("advanced", s.newApplyCommand())
+	add("other", s.newAPIResourcesCommand(), s.newVersionCommand())
+	root.SetHelpCommandGroupID("other")
+	return root
+}
+
+// usageErrorf is kubectl's cmdutil.UsageErrorf.
+func usageErrorf(cmd *cobra.Command, format string, args ...any) error {
+	return fmt.Errorf("%s\nSee '%s -h' for help and examples", fmt.Sprintf(format, args...), cmd.CommandPath())
+}
