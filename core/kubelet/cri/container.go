@@ -165,6 +165,7 @@ type container struct {
 	message    string
 	killed     bool               // StopContainer or RemoveContainer asked it to end
 	removed    bool               // RemoveContainer took it; it must not start
+	runCtx     context.Context    // the guest's context; set by StartContainer, read-only after
 	cancel     context.CancelFunc // ends the guest; set by StartContainer
 	done       chan struct{}      // closed when the guest's goroutine has ended; nil before start
 	log        containerLog
@@ -359,7 +360,7 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	// The guest's context keeps ctx's values (for wazero's experimental
 	// hooks) but not its cancellation: the guest outlives the kubelet's call.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.cancel = cancel
+	c.runCtx, c.cancel = runCtx, cancel
 	c.done = make(chan struct{})
 	c.state = ContainerRunning
 	c.startedAt = r.clock.Now()
@@ -412,7 +413,8 @@ func (c *container) runGuest(ctx context.Context) (code int32, reason, message s
 		}, sys.ClockResolution(time.Microsecond)).
 		WithNanotime(func() int64 { return int64(clk.Since(base)) }, sys.ClockResolution(1)).
 		WithNanosleep(func(ns int64) {
-			// Sleep on the injected clock, and wake up at once on a stop.
+			// Sleep on the injected clock; a stop ends the guest at once.
+			exitIfStopped(ctx)
 			if ns <= 0 {
 				goruntime.Gosched()
 				return
@@ -422,9 +424,13 @@ func (c *container) runGuest(ctx context.Context) (code int32, reason, message s
 			select {
 			case <-t.C():
 			case <-ctx.Done():
+				exitIfStopped(ctx)
 			}
 		}).
-		WithOsyield(goruntime.Gosched)
+		WithOsyield(func() {
+			goruntime.Gosched()
+			exitIfStopped(ctx)
+		})
 	for _, e := range c.env {
 		cfg = cfg.WithEnv(e.Name, e.Value)
 	}
@@ -439,6 +445,17 @@ func (c *container) runGuest(ctx context.Context) (code int32, reason, message s
 	_, err = mod.ExportedFunction("_start").Call(ctx)
 	_ = mod.Close(context.WithoutCancel(ctx))
 	return exitStatus(err, c.wasKilled())
+}
+
+// exitIfStopped ends a stopped guest from inside a host call (a sleep, a
+// write), the way WASI's proc_exit does: it panics with a sys.ExitError, which
+// wazero turns into the error of the guest's call. wazero's own stop check
+// (WithCloseOnContextDone) needs another goroutine to run, which a guest that
+// never blocks does not let happen on js/wasm.
+func exitIfStopped(ctx context.Context) {
+	if ctx.Err() != nil {
+		panic(sys.NewExitError(sys.ExitCodeContextCanceled))
+	}
 }
 
 func (c *container) wasKilled() bool {

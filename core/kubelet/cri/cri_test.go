@@ -545,7 +545,7 @@ func TestLogBound(t *testing.T) {
 	cache := cri.NewCompileCache()
 	defer cache.Close(context.Background())
 	clk := testingclock.NewFakeClock(t0)
-	rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: clk, MaxLogBytes: 30})
+	rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: clk, MaxLogBytes: 140})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,8 +559,9 @@ func TestLogBound(t *testing.T) {
 	if err := rt.ReadLogs(context.Background(), id, cri.LogOptions{TailLines: -1}, &out); err != nil {
 		t.Fatal(err)
 	}
-	// Each tick line is 13 bytes; the last line alone is 37 and is kept whole.
-	if want := "hello: done after 3 ticks, exit code 0\n"; out.String() != want {
+	// A line costs its text plus 40 bytes: "done" (38+40) and "tick 3" (13+40)
+	// fit in 140 bytes, "tick 2" would not.
+	if want := "hello: tick 3\nhello: done after 3 ticks, exit code 0\n"; out.String() != want {
 		t.Fatalf("bounded log = %q, want %q", out.String(), want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	goruntime "runtime"
 	"time"
 )
 
@@ -65,12 +66,22 @@ type LogOptions struct {
 	SinceTime time.Time
 }
 
-// containerLog is the bounded log of one container. Its fields are guarded by
-// the container's mutex.
+// lineOverhead is what a line costs beyond its text in the bound, about the
+// size of the CRI log prefix (time, stream, tag). It also keeps a guest that
+// prints empty lines in a loop from growing the log without bound.
+const lineOverhead = 40
+
+// containerLog is the bounded log of one container: a queue of lines whose
+// oldest lines are dropped once the total size passes maxBytes. Its fields
+// are guarded by the container's mutex.
+//
+//	lines: [ dropped … | head … live lines … ]
+//	        ^0           ^head                 sequence number of lines[head] = first
 type containerLog struct {
 	lines    []LogLine
-	first    int64 // sequence number of lines[0]; earlier lines were dropped
-	bytes    int   // sum of len(Text) over lines
+	head     int   // lines[:head] are dropped, kept until the next compaction
+	first    int64 // sequence number of lines[head]; earlier lines were dropped
+	bytes    int   // size of the live lines (text + lineOverhead each)
 	maxBytes int
 	partial  [2]bytes.Buffer // unfinished line per stream (0 stdout, 1 stderr)
 	changed  chan struct{}   // closed and replaced when a line is added or the container exits
@@ -80,19 +91,24 @@ func newContainerLog(maxBytes int) containerLog {
 	return containerLog{maxBytes: maxBytes, changed: make(chan struct{})}
 }
 
-// appendLocked adds one line, drops the oldest lines beyond maxBytes and
-// wakes followers.
+// live returns the lines not dropped yet.
+func (l *containerLog) live() []LogLine { return l.lines[l.head:] }
+
+// appendLocked adds one line, drops the oldest lines beyond maxBytes (always
+// keeping the newest) and wakes followers.
 func (l *containerLog) appendLocked(line LogLine) {
 	l.lines = append(l.lines, line)
-	l.bytes += len(line.Text)
-	drop := 0
-	for l.bytes > l.maxBytes && drop < len(l.lines)-1 {
-		l.bytes -= len(l.lines[drop].Text)
-		drop++
+	l.bytes += len(line.Text) + lineOverhead
+	for l.bytes > l.maxBytes && l.head < len(l.lines)-1 {
+		l.bytes -= len(l.lines[l.head].Text) + lineOverhead
+		l.lines[l.head] = LogLine{} // let the text be collected
+		l.head++
+		l.first++
 	}
-	if drop > 0 {
-		l.lines = append(l.lines[:0:0], l.lines[drop:]...)
-		l.first += int64(drop)
+	// Compact once the dropped prefix is as long as the rest: amortized O(1).
+	if l.head > 64 && l.head >= len(l.lines)-l.head {
+		l.lines = append(l.lines[:0:0], l.lines[l.head:]...)
+		l.head = 0
 	}
 	l.wakeLocked()
 }
@@ -111,6 +127,13 @@ type logWriter struct {
 
 func (w logWriter) Write(p []byte) (int, error) {
 	c := w.c
+	// A write is where a busy guest gives way: on js/wasm nothing preempts a
+	// goroutine, so without this a guest printing in a loop would keep every
+	// other goroutine (log followers, the kubelet, StopContainer) from running.
+	// (The JS event loop itself still waits for the guest to block; see the
+	// package doc.) And a stopped guest that keeps printing ends here.
+	goruntime.Gosched()
+	exitIfStopped(c.runCtx)
 	idx := 0
 	if w.stream == Stderr {
 		idx = 1
@@ -172,7 +195,7 @@ func (r *Runtime) ReadLogs(ctx context.Context, id string, opts LogOptions, w io
 		if !started {
 			started = true
 			next = c.log.first
-			total := int64(len(c.log.lines))
+			total := int64(len(c.log.live()))
 			if opts.TailLines >= 0 && opts.TailLines < total {
 				next = c.log.first + total - opts.TailLines
 			}
@@ -180,7 +203,7 @@ func (r *Runtime) ReadLogs(ctx context.Context, id string, opts LogOptions, w io
 		if next < c.log.first {
 			next = c.log.first
 		}
-		batch := append([]LogLine(nil), c.log.lines[next-c.log.first:]...)
+		batch := append([]LogLine(nil), c.log.live()[next-c.log.first:]...)
 		next += int64(len(batch))
 		exited := c.state == ContainerExited
 		changed := c.log.changed

@@ -1,0 +1,7 @@
+;; grow asks for 64 more pages (4 MiB) and exits 0 if it got them, 1 if not:
+;; under a memory limit, memory.grow fails instead of the guest being killed.
+(module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start")
+    (call $exit (i32.eq (memory.grow (i32.const 64)) (i32.const -1)))))
