@@ -1,0 +1,117 @@
+package images_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path"
+	"strings"
+	"testing"
+
+	"k8s.io/utils/clock"
+
+	"github.com/kubetab/kubetab/core/kubelet/cri"
+	"github.com/kubetab/kubetab/wasm/images"
+)
+
+func TestFetch(t *testing.T) {
+	c := images.New()
+	ctx := context.Background()
+	h1, err := c.Fetch(ctx, "hello:1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, err := c.Fetch(ctx, "hello:2.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h1.Digest == h2.Digest {
+		t.Fatal("hello:1.0 and hello:2.0 have the same digest")
+	}
+
+	tests := []struct {
+		ref        string
+		wantRef    string
+		wantDigest string
+		wantErr    error
+		wantMsg    string
+	}{
+		{ref: "hello", wantRef: "hello:latest", wantDigest: h1.Digest},
+		{ref: "hello:latest", wantRef: "hello:latest", wantDigest: h1.Digest},
+		{ref: "hello:1.0", wantRef: "hello:1.0", wantDigest: h1.Digest},
+		{ref: "hello:2.0", wantRef: "hello:2.0", wantDigest: h2.Digest},
+		{ref: "hello@" + h2.Digest, wantRef: "hello@" + h2.Digest, wantDigest: h2.Digest},
+		{ref: "hello:2.0@" + h2.Digest, wantRef: "hello:2.0@" + h2.Digest, wantDigest: h2.Digest},
+		{ref: "hello:1.0@" + h2.Digest, wantErr: cri.ErrImageNotFound}, // tag and digest disagree
+		{ref: "nginx@" + h2.Digest, wantErr: cri.ErrImageNotFound},     // right content, wrong repository
+		{ref: "hello:9.9", wantErr: cri.ErrImageNotFound,
+			wantMsg: `failed to pull and unpack image "hello:9.9": failed to resolve reference "hello:9.9": hello:9.9: not found`},
+		{ref: "nginx", wantErr: cri.ErrImageNotFound,
+			wantMsg: `failed to pull and unpack image "nginx:latest": failed to resolve reference "nginx:latest": nginx:latest: not found`},
+		{ref: "HELLO", wantErr: cri.ErrInvalidReference},
+		{ref: "hello:", wantErr: cri.ErrInvalidReference},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref, func(t *testing.T) {
+			img, err := c.Fetch(ctx, tt.ref)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) || (tt.wantMsg != "" && err.Error() != tt.wantMsg) {
+					t.Fatalf("Fetch(%q) error = %v, want %v %q", tt.ref, err, tt.wantErr, tt.wantMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if img.Ref != tt.wantRef || img.Digest != tt.wantDigest || cri.Digest(img.Module) != img.Digest {
+				t.Fatalf("Fetch(%q) = %s %s, want %s %s", tt.ref, img.Ref, img.Digest, tt.wantRef, tt.wantDigest)
+			}
+		})
+	}
+
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Fetch(canceled, "hello"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Fetch with a canceled ctx = %v", err)
+	}
+}
+
+// TestCatalogModules checks every listed image: it is a WASI command a node
+// can pull, it was built with its tag's defines, and its folder's README says
+// how it was built.
+func TestCatalogModules(t *testing.T) {
+	c := images.New()
+	cache := cri.NewCompileCache()
+	defer cache.Close(context.Background())
+	rt, err := cri.New(cri.Config{Images: c, Cache: cache, Clock: clock.RealClock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	greetings := map[string]string{"hello:1.0": "Hello from", "hello:2.0": "Hi again from", "hello:latest": "Hello from"}
+	for _, e := range c.List() {
+		t.Run(e.Ref, func(t *testing.T) {
+			if e.About == "" || e.Size == 0 {
+				t.Fatalf("entry %+v lacks a description or content", e)
+			}
+			if _, err := rt.PullImage(context.Background(), e.Ref); err != nil {
+				t.Fatalf("PullImage: %v", err)
+			}
+			img, err := c.Fetch(context.Background(), e.Ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, ok := greetings[e.Ref]; ok && !bytes.Contains(img.Module, []byte(g)) {
+				t.Fatalf("%s does not contain its greeting %q: built with the wrong -DGREETING?", e.Ref, g)
+			}
+			name, _, _ := strings.Cut(e.Ref, ":")
+			readme, err := os.ReadFile(path.Join(name, "README.md"))
+			if err != nil {
+				t.Fatalf("image folder has no README.md saying how it was built: %v", err)
+			}
+			if !strings.Contains(string(readme), "clang ") {
+				t.Fatalf("%s/README.md does not give the build command", name)
+			}
+		})
+	}
+}
