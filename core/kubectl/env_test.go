@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -44,8 +46,9 @@ type env struct {
 	cli   *CLI
 	files map[string]string // what ReadFile serves
 
-	mu   sync.Mutex
-	logs map[string]string // container logs by "pod/container"
+	mu     sync.Mutex
+	logs   map[string]string // container logs by "pod/container"
+	events int               // events created, for unique names
 }
 
 func newEnv(t *testing.T) *env {
@@ -148,8 +151,11 @@ func (e *env) transcript(lines ...string) string {
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	return uidPattern.ReplaceAllString(b.String(), "<uid>")
 }
+
+// uidPattern matches the random UIDs the registry gives objects.
+var uidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // golden compares got with testdata/name.golden (-update rewrites it).
 func golden(t *testing.T, name, got string) {
@@ -264,6 +270,8 @@ func (e *env) node(name string, ready bool) *corev1.Node {
 	now := metav1.NewTime(e.clock.Now())
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: "KubeletReady", Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now}}
 	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.168.0.10"}, {Type: corev1.NodeHostName, Address: name}}
+	n.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	n.Status.Allocatable = n.Status.Capacity.DeepCopy()
 	n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "v1.37.2-kubetab", OSImage: "kubetab", KernelVersion: "wasm", ContainerRuntimeVersion: "wazero://1.12.0", OperatingSystem: "wasip1", Architecture: "wasm"}
 	return e.setStatus(n).(*corev1.Node)
 }
@@ -284,8 +292,9 @@ func (e *env) event(involved runtime.Object, typ, reason, msg, component string)
 		ns = "default"
 	}
 	now := metav1.NewTime(e.clock.Now())
+	e.events++
 	e.create(&corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%d", acc.GetName(), e.clock.Now().UnixNano()), Namespace: ns},
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", acc.GetName(), 0x187c0000+e.events), Namespace: ns},
 		InvolvedObject: corev1.ObjectReference{Kind: kind, Name: acc.GetName(), Namespace: acc.GetNamespace(), UID: acc.GetUID()},
 		Type:           typ, Reason: reason, Message: msg, Source: corev1.EventSource{Component: component},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,

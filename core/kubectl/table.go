@@ -158,14 +158,11 @@ func cellString(cell any) string {
 	}
 }
 
-// escapeTerminal keeps a cell from driving the learner's terminal: escape
-// characters print visibly and tabs would break the alignment (upstream
+// escapeTerminal keeps text from the server from driving the learner's
+// terminal: an escape character prints visibly as ^[ (upstream
 // printers.WriteEscaped).
 func escapeTerminal(s string) string {
-	if !strings.ContainsAny(s, "\x1b\t") {
-		return s
-	}
-	return strings.NewReplacer("\x1b", "^[", "\t", " ").Replace(s)
+	return strings.ReplaceAll(s, "\x1b", "^[")
 }
 
 var formattedEventType = map[string]string{

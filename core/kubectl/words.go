@@ -10,7 +10,7 @@ import (
 // literally; "double quotes" keep everything but let \ escape $ ` " \ and a
 // newline; outside quotes \ keeps the next character (and \<newline> is
 // dropped). Quotes join with the text around them: a'b'"c" is one word abc,
-// and '' is an empty word. An unterminated quote or a trailing backslash is
+// and a pair of empty quotes is an empty word. An unterminated quote or a trailing backslash is
 // an error. # starts a comment at the beginning of a word.
 func SplitWords(line string) ([]string, error) {
 	var (
