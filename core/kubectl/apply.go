@@ -61,7 +61,7 @@ func (s *session) newApplyCommand() *cobra.Command {
 }
 
 func (s *session) runApply(files []string) error {
-	objs, err := s.readManifests(files)
+	objs, err := s.readManifests("apply", files)
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func (s *session) runCreateFiles(files []string, pf *printFlags) error {
 	if err != nil {
 		return err
 	}
-	objs, err := s.readManifests(files)
+	objs, err := s.readManifests("create", files)
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func (s *session) runDelete(o *deleteOptions, args []string) error {
 	var todo []deletion
 	var errs multiError
 	if len(o.files) > 0 {
-		objs, err := s.readManifests(o.files)
+		objs, err := s.readManifests("delete", o.files)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,6 +50,31 @@ type env struct {
 	mu     sync.Mutex
 	logs   map[string]string // container logs by "pod/container"
 	events int               // events created, for unique names
+	writes []string          // "POST /api/v1/..." for every non-GET request kubectl sent
+}
+
+// recorder notes every request that could change the cluster.
+type recorder struct {
+	rt http.RoundTripper
+	e  *env
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		r.e.mu.Lock()
+		r.e.writes = append(r.e.writes, req.Method+" "+req.URL.Path)
+		r.e.mu.Unlock()
+	}
+	return r.rt.RoundTrip(req)
+}
+
+// takeWrites returns and forgets the recorded writes.
+func (e *env) takeWrites() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w := e.writes
+	e.writes = nil
+	return w
 }
 
 func newEnv(t *testing.T) *env {
@@ -65,7 +91,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.cli, err = New(Config{
-		Transport: InProcessTransport(srv),
+		Transport: &recorder{rt: InProcessTransport(srv), e: e},
 		Clock:     e.clock,
 		ReadFile: func(name string) ([]byte, error) {
 			data, ok := e.files[name]

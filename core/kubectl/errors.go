@@ -18,6 +18,9 @@ var errExit = errors.New("exit")
 // kubectl get of several names where some do not exist).
 type multiError []error
 
+// Unwrap lets errors.Is see through (a cancelled context among them).
+func (m multiError) Unwrap() []error { return m }
+
 func (m multiError) Error() string {
 	msgs := make([]string, len(m))
 	for i, e := range m {

@@ -113,6 +113,9 @@ func (c *CLI) Run(ctx context.Context, args []string, streams IOStreams) int {
 	s := &session{cli: c, ctx: ctx, streams: streams, namespace: c.cfg.Namespace}
 	s.client = newRESTClient(c.cfg.Transport, c.server)
 	root := s.rootCommand()
+	if args == nil {
+		args = []string{} // nil would make cobra read os.Args
+	}
 	root.SetArgs(args)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)

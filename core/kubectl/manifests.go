@@ -25,12 +25,12 @@ type manifest struct {
 	name      string
 }
 
-// readManifests reads every object of the -f files ("-" is standard input):
+// readManifests reads every object (verb names the command in errors) of the -f files ("-" is standard input):
 // YAML with "---" between documents, or JSON; a v1 List counts as its items.
 // Everything is parsed, checked and mapped to a served resource before the
 // caller sends anything, so a typo in the third document leaves the cluster
 // untouched, as with upstream kubectl.
-func (s *session) readManifests(files []string) ([]manifest, error) {
+func (s *session) readManifests(verb string, files []string) ([]manifest, error) {
 	var out []manifest
 	for _, file := range files {
 		data, source, err := s.readFile(file)
@@ -50,7 +50,7 @@ func (s *session) readManifests(files []string) ([]manifest, error) {
 		}
 	}
 	if len(out) == 0 && len(files) > 0 {
-		return nil, errors.New("no objects passed to apply")
+		return nil, fmt.Errorf("no objects passed to %s", verb)
 	}
 	return out, nil
 }
