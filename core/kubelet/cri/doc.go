@@ -88,9 +88,22 @@
 // there is no SIGTERM a guest could catch: a stop is always a kill, reported as
 // upstream reports SIGKILL, exit code 137 (128+9) with reason "Error".
 //
-// Caveat: in the browser (GOOS=js) Go has no preemption, so a guest stuck in a
-// tight loop that never sleeps or calls the host cannot be stopped yet, and
-// nothing else in the tab runs while it loops.
+// In the browser (GOOS=js) Go has no preemption, and wazero's stop check needs
+// another goroutine to run. So the runtime also ends a stopped guest inside its
+// next host call (a sleep or a write), and every write yields to the other
+// goroutines. Caveat: a guest stuck in a tight loop that never sleeps, writes
+// or calls the host cannot be stopped there yet, and nothing else in the tab
+// runs while it loops (DESIGN.md: budget instrumentation at pull time is the
+// planned fix).
+//
+// # Telling the kubelet
+//
+// Upstream, the kubelet's PLEG relists containers every second, or (evented
+// PLEG) reads a stream of ContainerEventResponse from GetContainerEvents. Here
+// the kubelet passes Config.OnEvent and gets a ContainerEvent for every
+// Created, Started, Stopped and Deleted, with the container's status at that
+// moment; ListContainers and ContainerStatus remain the level-based truth to
+// reconcile against.
 //
 // Exit codes and reasons, as the kubelet expects them from containerd:
 //

@@ -1,0 +1,119 @@
+package cri_test
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/utils/clock"
+
+	"github.com/kubetab/kubetab/core/kubelet/cri"
+	"github.com/kubetab/kubetab/wasm/images"
+)
+
+// BenchmarkPullImage measures one node pulling hello:1.0: "uncached" is the
+// first pull in the process (the module is compiled), "cached" a pull on
+// another node after that (the compiled module is reused).
+func BenchmarkPullImage(b *testing.B) {
+	ctx := context.Background()
+	catalog := images.New()
+	newRuntime := func(b *testing.B, cache *cri.CompileCache) *cri.Runtime {
+		rt, err := cri.New(cri.Config{Images: catalog, Cache: cache, Clock: clock.RealClock{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return rt
+	}
+
+	b.Run("uncached", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			cache := cri.NewCompileCache()
+			rt := newRuntime(b, cache) // the warm-up call is not measured
+			b.StartTimer()
+			if _, err := rt.PullImage(ctx, "hello:1.0"); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if st := cache.Stats(); st.Compiles != 1 {
+				b.Fatalf("stats %+v, want 1 compile", st)
+			}
+			cache.Close(ctx)
+			b.StartTimer()
+		}
+	})
+
+	b.Run("cached", func(b *testing.B) {
+		b.ReportAllocs()
+		cache := cri.NewCompileCache()
+		defer cache.Close(ctx)
+		if _, err := newRuntime(b, cache).PullImage(ctx, "hello:1.0"); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			rt := newRuntime(b, cache) // a fresh node that has not pulled yet
+			b.StartTimer()
+			if _, err := rt.PullImage(ctx, "hello:1.0"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		if st := cache.Stats(); st.Compiles != 1 {
+			b.Fatalf("stats %+v, want 1 compile", st)
+		}
+	})
+}
+
+// BenchmarkStartToFirstLogLine measures CreateContainer + StartContainer until
+// the guest's greeting is in its log, from an image already pulled: the
+// container part of "pod startup latency".
+func BenchmarkStartToFirstLogLine(b *testing.B) {
+	for _, bc := range []struct {
+		name     string
+		memLimit int64
+	}{
+		{"no limit", 0},
+		{"memory limit", 16 << 20}, // a second decoded copy, made on the first create
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ctx := context.Background()
+			cache := cri.NewCompileCache()
+			defer cache.Close(ctx)
+			rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: clock.RealClock{}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := rt.PullImage(ctx, "hello:1.0"); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				id, err := rt.CreateContainer(ctx, cri.ContainerConfig{PodName: "bench", Name: "c", Image: "hello:1.0", MemoryLimitBytes: bc.memLimit})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := rt.StartContainer(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+				fctx, cancel := context.WithCancel(ctx)
+				w := firstWrite{cancel}
+				if err := rt.ReadLogs(fctx, id, cri.LogOptions{Follow: true, TailLines: -1}, w); err != context.Canceled {
+					b.Fatalf("no log line: %v", err)
+				}
+				b.StopTimer()
+				if err := rt.RemoveContainer(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// firstWrite cancels its context at the first write.
+type firstWrite struct{ cancel context.CancelFunc }
+
+func (f firstWrite) Write(p []byte) (int, error) { f.cancel(); return len(p), nil }
