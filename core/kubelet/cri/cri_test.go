@@ -202,6 +202,22 @@ func TestHelloLifecycle(t *testing.T) {
 		t.Fatalf("logs after exit =\n%s\nwant\n%s", out.String(), wantLog)
 	}
 
+	// The same log in the kubelet's CRI log file format.
+	lines, err := n.LogLines(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file strings.Builder
+	for _, l := range lines {
+		file.WriteString(l.String() + "\n")
+	}
+	wantFile := "2026-11-29T09:00:00Z stdout F Hello from pod-a! (hello:1.0) args: --port=8080 x y\n" +
+		"2026-11-29T09:00:01Z stdout F hello: tick 1\n" +
+		"2026-11-29T09:00:02Z stdout F hello: tick 2\n"
+	if file.String() != wantFile {
+		t.Fatalf("LogLines =\n%s\nwant\n%s", file.String(), wantFile)
+	}
+
 	if err := n.RemoveContainer(ctx, id); err != nil {
 		t.Fatal(err)
 	}

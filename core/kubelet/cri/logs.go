@@ -170,6 +170,19 @@ func (l *containerLog) flushLocked(now time.Time) {
 	}
 }
 
+// LogLines returns the lines a container's log keeps, oldest first: what the
+// kubelet's log file for it would hold (LogLine.String gives that format).
+// Unfinished lines of a running container are not included yet.
+func (r *Runtime) LogLines(id string) ([]LogLine, error) {
+	c, err := r.get(id)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]LogLine(nil), c.log.live()...), nil
+}
+
 // ReadLogs writes a container's log to w, as `kubectl logs` shows it: one
 // line per line the container wrote (both streams, in the order written),
 // optionally prefixed by its time. Logs outlive the container's exit and stay

@@ -48,7 +48,9 @@ type Runtime struct {
 }
 
 // New returns a node's runtime with no images and no containers. The first
-// runtime of a CompileCache also warms up the interpreter (see warmUp).
+// runtime of a CompileCache also makes one warm-up interpreter call: in a
+// fresh JS engine the first call stalls ~100 ms while V8 compiles wazero's
+// interpreter, better paid at boot than at the first pod.
 func New(cfg Config) (*Runtime, error) {
 	switch {
 	case cfg.Images == nil:
