@@ -240,12 +240,21 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 	if ni == nil {
 		return "", fmt.Errorf("create container %q: %w: %q", cfg.Name, ErrImageNotPresent, cfg.Image)
 	}
-	ref, _ := ParseRef(cfg.Image) // valid: lookupImageLocked found it
+	// The image's name, for argv[0] and the status. cfg.Image may also be an
+	// image ID ("sha256:..."); then the name comes from the image's digests.
+	image, name := cfg.Image, ""
+	if refDigestRE.MatchString(cfg.Image) {
+		if len(ni.status.RepoDigests) > 0 {
+			name, _, _ = strings.Cut(ni.status.RepoDigests[0], "@")
+		}
+	} else if ref, err := ParseRef(cfg.Image); err == nil {
+		image, name = ref.String(), ref.Name
+	}
 
 	c := &container{
 		cfg:      cfg,
-		image:    ref.String(),
-		imageRef: ref.Name + "@" + ni.status.ID,
+		image:    image,
+		imageRef: name + "@" + ni.status.ID,
 		clock:    r.clock,
 		log:      newContainerLog(r.maxLogBytes),
 	}
@@ -257,7 +266,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 	if len(cfg.Command) > 0 {
 		c.argv = append(append([]string(nil), cfg.Command...), cfg.Args...)
 	} else {
-		c.argv = append([]string{ref.Name}, cfg.Args...)
+		c.argv = append([]string{name}, cfg.Args...)
 	}
 	// containerd sets HOSTNAME from the sandbox's hostname, which the kubelet
 	// sets to the pod's name.

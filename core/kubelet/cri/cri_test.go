@@ -414,6 +414,15 @@ func TestPullImage(t *testing.T) {
 		t.Fatalf("CreateContainer before pull: %v, want ErrImageNotPresent", err)
 	}
 
+	// An image ID works as the image of a container too.
+	id, err := n.CreateContainer(ctx, cri.ContainerConfig{Name: "by-id", Image: digest["hello:2.0"], Args: []string{"--ticks=0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := n.ContainerStatus(id); st.ImageRef != "hello@"+digest["hello:2.0"] {
+		t.Fatalf("container from image ID: ImageRef %q", st.ImageRef)
+	}
+
 	n.RemoveImage("hello:2.0")
 	if _, ok := n.ImageStatus("hello:2.0"); ok {
 		t.Fatal("hello:2.0 present after RemoveImage")

@@ -195,15 +195,17 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error
 		}
 		r.images[mod.digest] = ni
 	}
-	if parsed.Tag != "" && parsed.Digest == "" && !slices.Contains(ni.status.RepoTags, norm) {
-		ni.status.RepoTags = append(ni.status.RepoTags, norm)
-		sort.Strings(ni.status.RepoTags)
+	if parsed.Digest == "" { // pulled by tag: the tag now names this image
+		if !slices.Contains(ni.status.RepoTags, norm) {
+			ni.status.RepoTags = append(ni.status.RepoTags, norm)
+			sort.Strings(ni.status.RepoTags)
+		}
+		r.tags[norm] = mod.digest
 	}
 	if d := parsed.Name + "@" + mod.digest; !slices.Contains(ni.status.RepoDigests, d) {
 		ni.status.RepoDigests = append(ni.status.RepoDigests, d)
 		sort.Strings(ni.status.RepoDigests)
 	}
-	r.tags[norm] = mod.digest
 	return ni.status.clone(), nil
 }
 
