@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubetab/kubetab/core/cluster"
+	"github.com/kubetab/kubetab/wasm/images"
+)
+
+func init() { addCommand(newClusterCommand) }
+
+// newClusterCommand is `kubetab cluster`: the control plane and its nodes in
+// this process, serving the Kubernetes API over HTTP for the real kubectl.
+func newClusterCommand() *cobra.Command {
+	var (
+		addr       string
+		kubeconfig string
+		nodes      int
+	)
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Run a cluster natively and serve its API to the real kubectl",
+		Long: `Run the kubetab control plane (store, API server, controllers, scheduler)
+and its nodes (kubelets running WebAssembly containers) in this process, serve
+the Kubernetes API on --addr, and write a kubeconfig for kubectl.
+
+  kubetab cluster --kubeconfig /tmp/kubetab.yaml &
+  KUBECONFIG=/tmp/kubetab.yaml kubectl get nodes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return fmt.Errorf("--addr %q: %w", addr, err)
+			}
+			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: serving the API without authentication on %s, which is not a loopback address\n", addr)
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			server := "http://" + ln.Addr().String()
+			c, err := cluster.New(cluster.Config{Nodes: nodes, Images: images.New(), ExternalAddress: ln.Addr().String()})
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := c.Start(ctx); err != nil {
+				return err
+			}
+			if kubeconfig != "" {
+				if err := writeKubeconfig(kubeconfig, server); err != nil {
+					return err
+				}
+			}
+			srv := &http.Server{Handler: c.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve(ln) }()
+			fmt.Fprintf(cmd.OutOrStdout(), "kubetab cluster ready: %d nodes, API at %s", nodes, server)
+			if kubeconfig != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), ", kubeconfig %s", kubeconfig)
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+			select {
+			case err := <-errc:
+				return err
+			case <-ctx.Done():
+			}
+			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:6443", "address to serve the Kubernetes API on (loopback by default)")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "write a kubeconfig for this cluster to this path")
+	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of nodes")
+	return cmd
+}
+
+// writeKubeconfig writes a kubeconfig with one cluster, user and context,
+// all named kubetab, pointing at server.
+func writeKubeconfig(path, server string) error {
+	const tmpl = `apiVersion: v1
+kind: Config
+clusters:
+- name: kubetab
+  cluster:
+    server: %s
+users:
+- name: kubetab
+  user: {}
+contexts:
+- name: kubetab
+  context:
+    cluster: kubetab
+    user: kubetab
+    namespace: default
+current-context: kubetab
+`
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(path, []byte(fmt.Sprintf(tmpl, server)), 0o600)
+}

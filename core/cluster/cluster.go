@@ -1,0 +1,225 @@
+// Package cluster wires a whole Kubernetes control plane and its nodes into
+// one process: the store (etcd), the API server, the controller manager, the
+// scheduler and one kubelet per node.
+//
+// Upstream counterpart: there is none in one place. In a real cluster these
+// are separate programs (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, a kubelet per machine) started by kubeadm or a cloud; kind
+// and kwok come closest to this package. The same Cluster runs natively
+// (tests, `kubetab cluster` for the real kubectl) and in the browser's Web
+// Worker (wasm/).
+//
+// Everything talks through the API server, as upstream:
+//
+//	kubectl ──HTTP──▶ apiserver.Server ──▶ registry ──▶ store
+//	                        ▲ in-process client (list + watch)
+//	   ┌────────────────────┼─────────────────────┐
+//	controllers         scheduler            kubelets (node-1..node-N)
+//
+// No component holds a pointer to another: the deployment controller does not
+// call the replica set controller, it writes a ReplicaSet and the replica set
+// controller sees it in its watch.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/kubetab/kubetab/core/apiserver"
+	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
+	"github.com/kubetab/kubetab/core/controller/deployment"
+	"github.com/kubetab/kubetab/core/controller/garbagecollector"
+	"github.com/kubetab/kubetab/core/controller/replicaset"
+	"github.com/kubetab/kubetab/core/kubelet"
+	"github.com/kubetab/kubetab/core/kubelet/cri"
+	"github.com/kubetab/kubetab/core/scheduler"
+	"github.com/kubetab/kubetab/core/store"
+)
+
+// Config describes a cluster. The zero value plus Images is a 3-node cluster.
+type Config struct {
+	// Nodes is how many nodes (kubelets) to run: node-1 ... node-N. Default 3.
+	Nodes int
+	// NodeCPU and NodeMemory are each node's capacity. Default 4 and 8Gi.
+	NodeCPU, NodeMemory resource.Quantity
+	// Images is the image registry the kubelets pull from. Required.
+	Images cri.ImageSource
+	// Clock drives every component; nil is the real clock. A fake clock
+	// pauses and steps the whole cluster, guests' sleeps included.
+	Clock clock.WithTickerAndDelayedExecution
+	// Store configures the store (history kept for watches, ...).
+	Store store.Config
+	// ExternalAddress is the API server's address as clients see it.
+	ExternalAddress string
+}
+
+// Cluster is a running (or ready to run) cluster.
+type Cluster struct {
+	cfg      Config
+	Store    *store.Store
+	Registry *registry.Registry
+	API      *apiserver.Server
+	Cache    *cri.CompileCache
+
+	// mu guards kubelets.
+	mu       sync.RWMutex
+	kubelets map[string]*kubelet.Kubelet
+	nodes    []nodeSpec
+}
+
+type nodeSpec struct {
+	name, podCIDR, ip string
+}
+
+// ClusterCIDR is the pod network; node N gets 10.244.N.0/24.
+const ClusterCIDR = "10.244.0.0/16"
+
+// New builds the store, the API server and the bootstrap objects (the
+// default namespaces). Nothing runs until Start.
+func New(cfg Config) (*Cluster, error) {
+	if cfg.Images == nil {
+		return nil, errors.New("cluster: Config.Images is required")
+	}
+	if cfg.Nodes == 0 {
+		cfg.Nodes = 3
+	}
+	if cfg.Nodes < 0 || cfg.Nodes > 250 {
+		return nil, fmt.Errorf("cluster: %d nodes: must be between 1 and 250", cfg.Nodes)
+	}
+	if cfg.NodeCPU.IsZero() {
+		cfg.NodeCPU = resource.MustParse("4")
+	}
+	if cfg.NodeMemory.IsZero() {
+		cfg.NodeMemory = resource.MustParse("8Gi")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	c := &Cluster{cfg: cfg, kubelets: map[string]*kubelet.Kubelet{}}
+	c.Store = store.New(cfg.Store)
+	reg, err := registry.Default(registry.Config{Store: c.Store, Clock: cfg.Clock})
+	if err != nil {
+		return nil, err
+	}
+	c.Registry = reg
+	c.API, err = apiserver.New(apiserver.Config{
+		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs),
+		ExternalAddress: cfg.ExternalAddress,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cl := c.Client("kube-apiserver")
+	for _, ns := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
+		if _, err := cl.Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("cluster: bootstrap namespace %s: %w", ns, err)
+		}
+	}
+	for i := 1; i <= cfg.Nodes; i++ {
+		c.nodes = append(c.nodes, nodeSpec{
+			name:    fmt.Sprintf("node-%d", i),
+			podCIDR: fmt.Sprintf("10.244.%d.0/24", i),
+			ip:      fmt.Sprintf("172.18.0.%d", i+1),
+		})
+	}
+	c.Cache = cri.NewCompileCache()
+	return c, nil
+}
+
+// Handler is the API server: what kubectl talks to.
+func (c *Cluster) Handler() http.Handler { return c.API }
+
+// Client returns an in-process client that names itself userAgent.
+func (c *Cluster) Client(userAgent string) *client.Client { return client.New(c.Registry, userAgent) }
+
+// Start runs the control plane and the nodes in goroutines until ctx is
+// done. It returns once every component has been started.
+func (c *Cluster) Start(ctx context.Context) error {
+	clk := c.cfg.Clock
+	type runner interface{ Run(context.Context) error }
+	var runners []runner
+
+	dc, err := deployment.New(deployment.Config{Client: c.Client("deployment-controller"), Clock: clk})
+	if err != nil {
+		return err
+	}
+	rsc, err := replicaset.New(replicaset.Config{Client: c.Client("replicaset-controller"), Clock: clk})
+	if err != nil {
+		return err
+	}
+	gc, err := garbagecollector.New(garbagecollector.Config{Client: c.Client("generic-garbage-collector"), Clock: clk})
+	if err != nil {
+		return err
+	}
+	sched, err := scheduler.New(scheduler.Config{Client: c.Client("default-scheduler"), Clock: clk})
+	if err != nil {
+		return err
+	}
+	runners = append(runners, dc, rsc, gc, sched)
+	for _, n := range c.nodes {
+		// The runtime tells the kubelet about container exits (upstream: the
+		// evented PLEG); the kubelet exists only after the runtime, hence the
+		// variable the closure reads.
+		var kl *kubelet.Kubelet
+		rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: clk, OnEvent: func(ev cri.ContainerEvent) {
+			if kl != nil {
+				kl.HandleContainerEvent(ev)
+			}
+		}})
+		if err != nil {
+			return err
+		}
+		kl, err = kubelet.New(kubelet.Config{
+			Client: c.Client("kubelet/" + n.name), NodeName: n.name, Runtime: rt, Clock: clk,
+			PodCIDR: n.podCIDR, NodeIP: n.ip,
+			Capacity: corev1.ResourceList{
+				corev1.ResourceCPU: c.cfg.NodeCPU, corev1.ResourceMemory: c.cfg.NodeMemory,
+				corev1.ResourcePods: resource.MustParse("110"),
+			},
+		})
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.kubelets[n.name] = kl
+		c.mu.Unlock()
+		runners = append(runners, kl)
+	}
+	for _, r := range runners {
+		go func(r runner) { _ = r.Run(ctx) }(r)
+	}
+	go func() {
+		<-ctx.Done()
+		_ = c.Cache.Close(context.Background())
+	}()
+	return nil
+}
+
+// Kubelet returns the kubelet of a node.
+func (c *Cluster) Kubelet(node string) (*kubelet.Kubelet, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	k, ok := c.kubelets[node]
+	return k, ok
+}
+
+// podLogs routes a log request to the kubelet of the pod's node, as
+// kube-apiserver proxies it to that node's kubelet.
+func (c *Cluster) podLogs(ctx context.Context, pod *corev1.Pod, opts *corev1.PodLogOptions, w io.Writer) error {
+	k, ok := c.Kubelet(pod.Spec.NodeName)
+	if !ok {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("no kubelet for node %q", pod.Spec.NodeName))
+	}
+	return k.PodLogs(ctx, pod, opts, w)
+}
