@@ -148,3 +148,31 @@ func TestGetWatch(t *testing.T) {
 	}
 	golden(t, "get-watch", out.String())
 }
+
+// TestGetWatchOne: `get pod NAME -w -o name` follows one object only.
+func TestGetWatchOne(t *testing.T) {
+	e := newEnv(t)
+	e.node("node-1", true)
+	p := e.pod("one", nil, "hello")
+	e.pod("other", nil, "hello")
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan int)
+	go func() {
+		done <- e.cli.Run(ctx, []string{"get", "pod", "one", "-w", "-o", "name"}, IOStreams{Out: out, ErrOut: out})
+	}()
+	waitFor(t, func() bool { return out.String() == "pod/one\n" })
+	e.runPod(e.get(&corev1.Pod{}, "default", "other").(*corev1.Pod), "node-1", "10.244.1.8")
+	e.runPod(p, "node-1", "10.244.1.7")
+	waitFor(t, func() bool { return strings.Count(out.String(), "pod/one\n") == 3 }) // bind, then status
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if strings.Contains(out.String(), "other") {
+		t.Fatalf("watched another pod: %q", out.String())
+	}
+	if _, stderr, code := e.run("get pod nope -w"); code != 1 || stderr != "Error from server (NotFound): pods \"nope\" not found\n" {
+		t.Fatalf("watch of a missing pod: %d %q", code, stderr)
+	}
+}

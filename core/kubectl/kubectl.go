@@ -99,8 +99,16 @@ func errOut(s IOStreams) io.Writer {
 	return s.ErrOut
 }
 
-// Run runs one command line; see the package-level Run.
-func (c *CLI) Run(ctx context.Context, args []string, streams IOStreams) int {
+// Run runs one command line; see the package-level Run. A panic in a
+// command (a bug) is reported as an error instead of ending the program,
+// which in the browser would take the whole cluster down with it.
+func (c *CLI) Run(ctx context.Context, args []string, streams IOStreams) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(errOut(streams), "error: internal error in kubectl: %v\n", p)
+			code = 1
+		}
+	}()
 	if streams.In == nil {
 		streams.In = strings.NewReader("")
 	}
@@ -120,7 +128,7 @@ func (c *CLI) Run(ctx context.Context, args []string, streams IOStreams) int {
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	cmd, err := root.ExecuteContextC(ctx)
+	_, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
@@ -130,7 +138,6 @@ func (c *CLI) Run(ctx context.Context, args []string, streams IOStreams) int {
 	if errors.Is(err, errExit) {
 		return 1
 	}
-	_ = cmd
 	printError(streams.ErrOut, err)
 	return 1
 }
