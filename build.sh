@@ -112,7 +112,7 @@ go_test_js() {
   local exec
   exec="$(wasm_exec_dir)/go_js_wasm_exec"
   # Every package under core/ must build and pass under GOOS=js as well.
-  GOOS=js GOARCH=wasm go test -exec="$exec" -count=1 ./core/...
+  GOOS=js GOARCH=wasm go test -exec="$exec" -count=1 -timeout 8m ./core/...
 }
 
 browser_tests() {

@@ -7,7 +7,7 @@ import '@xterm/xterm/css/xterm.css';
 import './style.css';
 
 import { Cluster } from './bridge.js';
-import { Console } from './terminal.js';
+import { Console, wrap } from './terminal.js';
 import { ClusterView } from './clusterview.js';
 import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 
@@ -118,13 +118,14 @@ kubetab.consoleText = () => {
 
 function welcome() {
   const dim = (s) => `\x1b[38;5;245m${s}\x1b[0m`;
-  term.write(`\x1b[1mkubetab\x1b[0m — ${t('tagline')}\r\n`);
-  term.write(`${dim(t('console.welcome'))}\r\n\r\n`);
+  const cols = Math.max(20, term.term.cols - 1);
+  term.write(`\x1b[1mkubetab\x1b[0m — ${wrap(t('tagline'), cols - 10)}\r\n`);
+  term.write(`${dim(wrap(t('console.welcome'), cols))}\r\n\r\n`);
   term.write(`${t('console.try')}\r\n`);
   for (const ex of ['kubectl get nodes', 'kubectl create deployment web --image=hello --replicas=3', 'kubectl get pods -w']) {
     term.write(`  \x1b[38;5;75m${ex}\x1b[0m\r\n`);
   }
-  term.write(`${dim(t('console.keys'))}\r\n\r\n`);
+  term.write(`${dim(wrap(t('console.keys'), cols))}\r\n\r\n`);
   if (!cluster.isReady) term.write(`${dim(t('console.starting'))}\r\n`);
 }
 welcome();

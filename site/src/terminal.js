@@ -26,6 +26,33 @@ function charWidth(ch) {
 
 const width = (chars) => chars.reduce((n, ch) => n + charWidth(ch), 0);
 
+/**
+ * Wrap prose to cols columns: breaks between words, and between any two
+ * CJK characters (Japanese has no spaces). Returns lines joined by CRLF.
+ */
+export function wrap(text, cols) {
+  const tokens = text.match(/[\u3000-\u9fff\uff00-\uffef]|[^\s\u3000-\u9fff\uff00-\uffef]+|\s+/g) || [];
+  const lines = [];
+  let line = '';
+  let w = 0;
+  for (const tok of tokens) {
+    const tw = width([...tok]);
+    if (/^\s+$/.test(tok)) {
+      if (w > 0 && w + tw < cols) { line += tok; w += tw; }
+      continue;
+    }
+    if (w + tw > cols && w > 0) {
+      lines.push(line.trimEnd());
+      line = '';
+      w = 0;
+    }
+    line += tok;
+    w += tw;
+  }
+  if (line) lines.push(line.trimEnd());
+  return lines.join('\r\n');
+}
+
 export class Console {
   /**
    * @param {HTMLElement} el where the terminal goes
