@@ -31,12 +31,24 @@
 // learner's request really travels kubectl -> API server -> store without a
 // socket.
 //
-// One file per command (get.go, describe.go, apply.go ...), like upstream.
-// The shared parts: client.go (requests and API errors), discovery.go
-// (resource names), table.go (kubectl's column alignment), output.go
-// (-o yaml|json|name), manifests.go (reading -f files), errors.go (kubectl's
-// error wording), words.go (shell word splitting for the console) and
-// transport.go.
+// Using it:
+//
+//	code := kubectl.Run(ctx, []string{"get", "pods"}, streams, kubectl.InProcessTransport(apiserverHandler))
+//
+// or kubectl.New(kubectl.Config{...}) for more control: the namespace of the
+// "current context", the server URL, the clock of describe's ages, and
+// ReadFile, through which `apply -f web.yaml` reads files (the browser passes
+// a function over the files of its editor; "-" is always standard input).
+// SplitWords turns a console line into args the way a shell would.
+//
+// One file per command (get.go, describe.go, apply.go, create.go, delete.go,
+// scale.go, logs.go, version.go, apiresources.go, clusterinfo.go), like
+// upstream. The shared parts: kubectl.go (Config, Run, the root command),
+// client.go (requests and API errors), discovery.go (resource names),
+// resources.go (TYPE NAME arguments), table.go (kubectl's column alignment),
+// output.go (-o yaml|json|name), manifests.go (reading -f files), wait.go
+// (waiting for a deletion), errors.go (kubectl's error wording), words.go
+// (shell word splitting for the console) and transport.go.
 //
 // Not here, on purpose: k8s.io/client-go and k8s.io/kubectl are too big for
 // the wasm build, so the REST client and the few helpers are written by hand,
