@@ -73,6 +73,7 @@ cluster.on('ready', () => {
   progressText = '';
   showLoader();
   loader.classList.add('done');
+  loader.addEventListener('transitionend', () => { loader.hidden = true; }, { once: true });
   term.print(`\x1b[38;5;114m${t('console.ready')}\x1b[0m\r\n`);
 });
 cluster.on('failed', ({ message }) => {

@@ -385,6 +385,7 @@ func TestDeployment(t *testing.T) {
 		`document.querySelectorAll('#pods tr[data-pod^="web-"][data-status="Running"]').length === 3`, 30*time.Second)
 
 	if path := os.Getenv("KUBETAB_SCREENSHOT"); path != "" {
+		waitJS(t, ctx, "the progress bar to fade out", `document.querySelector('#loader').hidden`, 30*time.Second)
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatalf("screenshot: %v", err)

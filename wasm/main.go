@@ -1,0 +1,57 @@
+//go:build js && wasm
+
+// Command wasm is kubetab's entry point in the browser (GOOS=js GOARCH=wasm),
+// run by site/src/worker.js in a dedicated Web Worker so the page never
+// blocks.
+//
+// It boots the same control plane that `kubetab cluster` runs natively
+// (core/cluster: store, apiserver, controllers, scheduler, kubelets) and opens
+// two doors to the page through package worker: the page's API requests reach
+// the kube-apiserver handler (list + watch for the live panels), and console
+// lines run kubectl against the same handler in-process. Glue only.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/kubetab/kubetab/core/cluster"
+	"github.com/kubetab/kubetab/core/kubectl"
+	"github.com/kubetab/kubetab/wasm/console"
+	"github.com/kubetab/kubetab/wasm/images"
+	"github.com/kubetab/kubetab/wasm/worker"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "kubetab:", err)
+		worker.ReportFatal(err)
+		return
+	}
+	select {} // serve until the tab closes
+}
+
+func run() error {
+	c, err := cluster.New(cluster.Config{Images: images.New()})
+	if err != nil {
+		return fmt.Errorf("new cluster: %w", err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		return fmt.Errorf("start cluster: %w", err)
+	}
+	api := c.Handler()
+
+	shell, err := console.New(console.Config{Split: kubectl.SplitWords})
+	if err != nil {
+		return err
+	}
+	transport := kubectl.InProcessTransport(api)
+	shell.Register("kubectl", func(ctx context.Context, args []string, s console.Streams) int {
+		return kubectl.Run(ctx, args, kubectl.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut}, transport)
+	})
+	// More console commands (a lesson's checks, etcdctl-style store reads)
+	// are one shell.Register each.
+
+	return worker.Serve(api, shell)
+}
