@@ -121,18 +121,21 @@ func NewSchedulingQueue(cfg QueueConfig) *SchedulingQueue {
 // Run checks the unschedulable pods every 30 s (on the queue's clock) until
 // ctx is done, then closes the queue.
 func (q *SchedulingQueue) Run(ctx context.Context) {
+	// Timer callbacks start a goroutine: k8s.io/utils' fake clock calls them
+	// while holding its own lock, so a callback that reads the clock
+	// would deadlock there.
 	var t clock.Timer
 	var tick func()
 	tick = func() {
 		q.flushUnschedulablePodsLeftover()
 		q.mu.Lock()
 		if !q.closed {
-			t = q.clock.AfterFunc(unschedulableFlushInterval, tick)
+			t = q.clock.AfterFunc(unschedulableFlushInterval, func() { go tick() })
 		}
 		q.mu.Unlock()
 	}
 	q.mu.Lock()
-	t = q.clock.AfterFunc(unschedulableFlushInterval, tick)
+	t = q.clock.AfterFunc(unschedulableFlushInterval, func() { go tick() })
 	q.mu.Unlock()
 	<-ctx.Done()
 	q.Close()
@@ -435,7 +438,7 @@ func (q *SchedulingQueue) armBackoffTimerLocked() {
 		q.backoffTimer.Stop()
 	}
 	q.backoffTimerAt = at
-	q.backoffTimer = q.clock.AfterFunc(at.Sub(now), q.flushBackoffQCompleted)
+	q.backoffTimer = q.clock.AfterFunc(at.Sub(now), func() { go q.flushBackoffQCompleted() })
 }
 
 // flushBackoffQCompleted runs when the back-off timer fires.
