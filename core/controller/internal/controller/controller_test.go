@@ -67,7 +67,10 @@ func TestExpectations(t *testing.T) {
 		{"nothing expected", func(e *Expectations) {}, true},
 		{"creations pending", func(e *Expectations) { e.ExpectCreations("rs", 2); e.CreationObserved("rs") }, false},
 		{"creations observed", func(e *Expectations) { e.ExpectCreations("rs", 2); e.CreationObserved("rs"); e.CreationObserved("rs") }, true},
-		{"deletions pending", func(e *Expectations) { e.ExpectDeletions("rs", []string{"ns/a", "ns/b"}); e.DeletionObserved("rs", "ns/a") }, false},
+		{"deletions pending", func(e *Expectations) {
+			e.ExpectDeletions("rs", []string{"ns/a", "ns/b"})
+			e.DeletionObserved("rs", "ns/a")
+		}, false},
 		{"a deletion observed twice counts once", func(e *Expectations) {
 			e.ExpectDeletions("rs", []string{"ns/a", "ns/b"})
 			e.DeletionObserved("rs", "ns/a")
