@@ -1,0 +1,450 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetab/kubetab/core/kubelet/cri"
+)
+
+// This file is the kubelet's side of the CRI, upstream's
+// pkg/kubelet/kuberuntime (kuberuntime_manager.go: computePodActions and
+// SyncPod; kuberuntime_container.go: startContainer and killContainer).
+
+// containerIDPrefix is the runtime's name in container IDs
+// (status.containerStatuses[].containerID), as "containerd://" is upstream.
+const containerIDPrefix = "wasm://"
+
+// Labels the kubelet puts on its containers, upstream's
+// (pkg/kubelet/types/labels.go), so a runtime's container list says whose
+// container each one is.
+const (
+	labelPodName       = "io.kubernetes.pod.name"
+	labelPodNamespace  = "io.kubernetes.pod.namespace"
+	labelPodUID        = "io.kubernetes.pod.uid"
+	labelContainerName = "io.kubernetes.container.name"
+)
+
+// runtimePod is one pod's containers as the runtime has them, newest first
+// for each container name: [the current one, the previous one (exited), ...].
+// The kubelet reads it back on every sync instead of remembering what it did,
+// so a sync always starts from the truth.
+type runtimePod map[string][]cri.ContainerStatus
+
+func (kl *Kubelet) runtimePod(uid types.UID) runtimePod {
+	rp := runtimePod{}
+	for _, c := range kl.runtime.ListContainers(cri.ContainerFilter{PodUID: string(uid)}) {
+		rp[c.Name] = append(rp[c.Name], c)
+	}
+	for _, hist := range rp {
+		sort.SliceStable(hist, func(i, j int) bool {
+			if hist[i].Attempt != hist[j].Attempt {
+				return hist[i].Attempt > hist[j].Attempt
+			}
+			return hist[i].CreatedAt.After(hist[j].CreatedAt)
+		})
+	}
+	return rp
+}
+
+// latest is the newest container of name, or nil.
+func (rp runtimePod) latest(name string) *cri.ContainerStatus {
+	if hist := rp[name]; len(hist) > 0 {
+		return &hist[0]
+	}
+	return nil
+}
+
+// previous is the exited container before the latest one, or nil.
+func (rp runtimePod) previous(name string) *cri.ContainerStatus {
+	if hist := rp[name]; len(hist) > 1 && hist[1].State == cri.ContainerExited {
+		return &hist[1]
+	}
+	return nil
+}
+
+// shouldRestart reports whether an exited container is started again under
+// the pod's restartPolicy.
+func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
+	switch policy {
+	case corev1.RestartPolicyNever:
+		return false
+	case corev1.RestartPolicyOnFailure:
+		return exitCode != 0
+	}
+	return true
+}
+
+// fieldPath names a container inside its pod for events:
+// "spec.containers{hello}".
+func fieldPath(pod *corev1.Pod, name string) string {
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			return "spec.initContainers{" + name + "}"
+		}
+	}
+	return "spec.containers{" + name + "}"
+}
+
+// formatPod is how the kubelet names a pod in messages: "web-x_default(<uid>)".
+func formatPod(pod *corev1.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
+
+// sameImage compares a spec image with the image a container was created
+// from, both normalized ("hello" is "hello:latest").
+func sameImage(a, b string) bool {
+	na, err1 := cri.NormalizeRef(a)
+	nb, err2 := cri.NormalizeRef(b)
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	return na == nb
+}
+
+// syncContainers does what the pod's spec asks of its containers, given what
+// the runtime has (upstream: computePodActions followed by SyncPod):
+//
+//  1. a running container whose image was changed in the spec is stopped
+//     ("definition changed") and will be started again with the new image;
+//  2. init containers run one at a time, in order, each to a successful exit;
+//  3. then every regular container without a container is started, and every
+//     exited one is restarted if the restartPolicy says so, after its back-off.
+//
+// It returns when the pod should be synced again (0: only when something
+// happens).
+func (kl *Kubelet) syncContainers(ctx context.Context, pod *corev1.Pod) time.Duration {
+	var requeue time.Duration
+	after := func(d time.Duration) {
+		if d > 0 && (requeue == 0 || d < requeue) {
+			requeue = d
+		}
+	}
+	rp := kl.runtimePod(pod.UID)
+
+	// 1. Spec changes of running containers.
+	changed := false
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if l := rp.latest(c.Name); l != nil && l.State == cri.ContainerRunning && !sameImage(l.Image, c.Image) {
+			kl.setRestartForChange(pod.UID, c.Name)
+			_ = kl.killContainer(ctx, pod, c.Name, l.ID, fmt.Sprintf("Container %s definition changed, will be restarted", c.Name))
+			changed = true
+		}
+	}
+	if changed {
+		rp = kl.runtimePod(pod.UID)
+	}
+
+	// 2. Init containers, in order: each must exit 0 before the next starts.
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		l := rp.latest(c.Name)
+		switch {
+		case l == nil:
+			after(kl.startContainer(ctx, pod, c, 0))
+			return requeue
+		case l.State == cri.ContainerRunning:
+			return requeue // wait for it to finish
+		case l.State == cri.ContainerCreated:
+			after(kl.replaceCreated(ctx, pod, c, l))
+			return requeue
+		case l.ExitCode == 0:
+			continue
+		case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
+			return requeue // the pod has failed
+		default:
+			after(kl.restartContainer(ctx, pod, c, l))
+			return requeue
+		}
+	}
+
+	// 3. Regular containers.
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		l := rp.latest(c.Name)
+		switch {
+		case l == nil:
+			after(kl.startContainer(ctx, pod, c, 0))
+		case l.State == cri.ContainerRunning:
+		case l.State == cri.ContainerCreated:
+			after(kl.replaceCreated(ctx, pod, c, l))
+		case kl.takeRestartForChange(pod.UID, c.Name):
+			after(kl.startContainer(ctx, pod, c, l.Attempt+1))
+		case shouldRestart(pod.Spec.RestartPolicy, l.ExitCode):
+			after(kl.restartContainer(ctx, pod, c, l))
+		}
+	}
+	return requeue
+}
+
+// replaceCreated removes a container that was created but never started (its
+// start failed) and starts a new one in its place.
+func (kl *Kubelet) replaceCreated(ctx context.Context, pod *corev1.Pod, c *corev1.Container, l *cri.ContainerStatus) time.Duration {
+	if err := kl.runtime.RemoveContainer(ctx, l.ID); err != nil {
+		return sandboxRetryDelay
+	}
+	return kl.startContainer(ctx, pod, c, l.Attempt)
+}
+
+// restartContainer starts container c again after its exited container l,
+// unless it is backing off (upstream: doBackOff). The first restart is at
+// once; then the container waits 10 s, 20 s, 40 s ... (at most 5 min) after
+// each exit, in state Waiting with reason CrashLoopBackOff.
+func (kl *Kubelet) restartContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, l *cri.ContainerStatus) time.Duration {
+	key := string(pod.UID) + "/" + c.Name
+	if in, left := kl.crashBackOff.InBackOffSince(key, l.FinishedAt); in {
+		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", kl.crashBackOff.Get(key), c.Name, formatPod(pod))
+		if kl.setReason(pod.UID, c.Name, ReasonCrashLoopBackOff, msg) {
+			kl.recorder.FieldEventf(pod, fieldPath(pod, c.Name), corev1.EventTypeWarning, EventBackOffStartContainer,
+				"Back-off restarting failed container %s in pod %s", c.Name, formatPod(pod))
+		}
+		return left
+	}
+	kl.crashBackOff.Next(key, l.FinishedAt)
+	return kl.startContainer(ctx, pod, c, l.Attempt+1)
+}
+
+// startContainer pulls c's image (per its pull policy), creates the container
+// and starts it (upstream: kuberuntime_container.go startContainer). attempt
+// is the restart count. On failure the container's waiting reason is
+// recorded and the returned delay says when to try again.
+func (kl *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, attempt uint32) time.Duration {
+	fp := fieldPath(pod, c.Name)
+	event := func(eventtype, reason, format string, args ...any) {
+		kl.recorder.FieldEventf(pod, fp, eventtype, reason, format, args...)
+	}
+	fail := func(reason, message string, retry time.Duration) time.Duration {
+		kl.setReason(pod.UID, c.Name, reason, message)
+		return retry
+	}
+
+	// Step 1: pull the image.
+	if res := kl.images.ensureImageExists(ctx, pod, c, fp); res.reason != "" {
+		event(corev1.EventTypeWarning, EventFailedToCreate, "Error: %s", res.reason)
+		return fail(res.reason, res.message, res.retry)
+	}
+
+	// Step 2: create the container.
+	cfg, err := kl.containerConfig(pod, c, attempt)
+	if err != nil {
+		event(corev1.EventTypeWarning, EventFailedToCreate, "Error: %v", err)
+		return fail(ReasonCreateContainerConfigError, err.Error(), sandboxRetryDelay)
+	}
+	id, err := kl.runtime.CreateContainer(ctx, cfg)
+	if err != nil {
+		event(corev1.EventTypeWarning, EventFailedToCreate, "Error: %v", err)
+		return fail(ReasonCreateContainerError, err.Error(), sandboxRetryDelay)
+	}
+	event(corev1.EventTypeNormal, EventCreatedContainer, "Container created")
+
+	// Step 3: start it.
+	if err := kl.runtime.StartContainer(ctx, id); err != nil {
+		event(corev1.EventTypeWarning, EventFailedToCreate, "Error: %v", err)
+		return fail(ReasonRunContainerError, err.Error(), sandboxRetryDelay)
+	}
+	event(corev1.EventTypeNormal, EventStartedContainer, "Container started")
+	kl.clearReason(pod.UID, c.Name)
+	kl.pruneContainers(ctx, pod.UID, c.Name)
+	return 0
+}
+
+// pruneContainers removes the exited containers of name older than the
+// previous one: the kubelet keeps one dead container per container name, for
+// lastState and `kubectl logs --previous` (upstream's container GC,
+// MaxPerPodContainer = 1).
+func (kl *Kubelet) pruneContainers(ctx context.Context, uid types.UID, name string) {
+	hist := kl.runtimePod(uid)[name]
+	for i := 2; i < len(hist); i++ {
+		if hist[i].State != cri.ContainerRunning {
+			_ = kl.runtime.RemoveContainer(ctx, hist[i].ID)
+		}
+	}
+}
+
+// killContainer stops a running container, recording the Killing event
+// (upstream: killContainer). WASI has no signals, so the runtime kills at
+// once; the grace period has nothing to wait for.
+func (kl *Kubelet) killContainer(ctx context.Context, pod *corev1.Pod, name, id, message string) error {
+	if pod != nil {
+		kl.recorder.FieldEventf(pod, fieldPath(pod, name), corev1.EventTypeNormal, EventKillingContainer, "%s", message)
+	}
+	grace := time.Duration(corev1.DefaultTerminationGracePeriodSeconds) * time.Second
+	if pod != nil {
+		switch {
+		case pod.DeletionGracePeriodSeconds != nil:
+			grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+		case pod.Spec.TerminationGracePeriodSeconds != nil:
+			grace = time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+		}
+	}
+	return kl.runtime.StopContainer(ctx, id, grace)
+}
+
+// killPod stops every running container of the pod and removes the ones that
+// never started.
+func (kl *Kubelet) killPod(ctx context.Context, pod *corev1.Pod, uid types.UID) error {
+	for _, c := range kl.runtime.ListContainers(cri.ContainerFilter{PodUID: string(uid)}) {
+		switch c.State {
+		case cri.ContainerRunning:
+			if err := kl.killContainer(ctx, pod, c.Name, c.ID, "Stopping container "+c.Name); err != nil {
+				return err
+			}
+		case cri.ContainerCreated:
+			if err := kl.runtime.RemoveContainer(ctx, c.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// containerConfig turns a container of the pod spec into what the runtime
+// runs (upstream: generateContainerConfig).
+func (kl *Kubelet) containerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32) (cri.ContainerConfig, error) {
+	env, err := kl.makeEnvironment(pod, c)
+	if err != nil {
+		return cri.ContainerConfig{}, err
+	}
+	vars := map[string]string{}
+	for _, e := range env {
+		vars[e.Name] = e.Value
+	}
+	var mem int64
+	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		mem = q.Value()
+	}
+	return cri.ContainerConfig{
+		PodUID:           string(pod.UID),
+		PodName:          pod.Name,
+		PodNamespace:     pod.Namespace,
+		Name:             c.Name,
+		Attempt:          attempt,
+		Image:            c.Image,
+		Command:          expandAll(c.Command, vars),
+		Args:             expandAll(c.Args, vars),
+		Env:              env,
+		MemoryLimitBytes: mem,
+		Labels: map[string]string{
+			labelPodName:       pod.Name,
+			labelPodNamespace:  pod.Namespace,
+			labelPodUID:        string(pod.UID),
+			labelContainerName: c.Name,
+		},
+	}, nil
+}
+
+// makeEnvironment resolves a container's env (upstream: makeEnvironmentVariables):
+// literal values, with $(VAR) references to variables defined before them,
+// and the downward API's fieldRef. Other sources (ConfigMaps, Secrets,
+// resourceFieldRef, envFrom) are not served by kubetab yet: such a container
+// waits with CreateContainerConfigError.
+func (kl *Kubelet) makeEnvironment(pod *corev1.Pod, c *corev1.Container) ([]cri.EnvVar, error) {
+	if len(c.EnvFrom) > 0 {
+		return nil, fmt.Errorf("envFrom is not supported by kubetab yet")
+	}
+	vars := map[string]string{}
+	var out []cri.EnvVar
+	for _, e := range c.Env {
+		val := e.Value
+		switch {
+		case e.ValueFrom == nil:
+			val = expand(val, vars)
+		case e.ValueFrom.FieldRef != nil:
+			v, err := kl.podFieldValue(pod, e.ValueFrom.FieldRef.FieldPath)
+			if err != nil {
+				return nil, fmt.Errorf("env %q: %w", e.Name, err)
+			}
+			val = v
+		default:
+			return nil, fmt.Errorf("env %q: only value and valueFrom.fieldRef are supported by kubetab yet", e.Name)
+		}
+		vars[e.Name] = val
+		out = append(out, cri.EnvVar{Name: e.Name, Value: val})
+	}
+	return out, nil
+}
+
+// podFieldValue is the downward API: the value of a pod field a fieldRef names.
+func (kl *Kubelet) podFieldValue(pod *corev1.Pod, path string) (string, error) {
+	podIP := ""
+	if res, ok := kl.podNetwork(pod.UID); ok {
+		podIP = res.IP().String()
+	}
+	switch path {
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	case "spec.nodeName":
+		return pod.Spec.NodeName, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.hostIP", "status.hostIPs":
+		return kl.nodeIP, nil
+	case "status.podIP", "status.podIPs":
+		return podIP, nil
+	}
+	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
+		if rest, ok := strings.CutPrefix(path, prefix+"['"); ok && strings.HasSuffix(rest, "']") {
+			return m[strings.TrimSuffix(rest, "']")], nil
+		}
+	}
+	return "", fmt.Errorf("unsupported fieldPath %q", path)
+}
+
+// expand replaces $(VAR) with the value of VAR when vars has it; $$ is a
+// literal $, and any other reference is left as written (upstream:
+// third_party/forked/golang/expansion, written here in a few lines).
+func expand(s string, vars map[string]string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch next := s[i+1]; {
+		case next == '$':
+			b.WriteByte('$')
+			i++
+		case next == '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 {
+				b.WriteString(s[i:])
+				return b.String()
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := vars[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString(s[i : i+3+end])
+			}
+			i += 2 + end
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
+}
+
+func expandAll(list []string, vars map[string]string) []string {
+	if list == nil {
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = expand(s, vars)
+	}
+	return out
+}
