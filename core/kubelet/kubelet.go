@@ -254,7 +254,11 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 			// The kubelet's own status writes come back as updates; like
 			// upstream's pod config, only a change of spec or metadata (a
 			// deletionTimestamp, a new image) is news.
-			if old.UID != p.UID || specOrMetaChanged(old, p) {
+			switch {
+			case old.UID != p.UID: // deleted and created again under the same name
+				q.Add(old.UID)
+				q.Add(p.UID)
+			case specOrMetaChanged(old, p):
 				q.Add(p.UID)
 			}
 		},
@@ -338,6 +342,11 @@ func (kl *Kubelet) resyncLoop(ctx context.Context, t clock.Ticker, q *client.Que
 		case <-t.C():
 			for _, p := range inf.List() {
 				q.Add(p.UID)
+			}
+			// Housekeeping (upstream: HandlePodCleanups): containers whose
+			// pod is gone are queued too, and cleaned up.
+			for _, c := range kl.runtime.ListContainers(cri.ContainerFilter{}) {
+				q.Add(types.UID(c.PodUID))
 			}
 		}
 	}

@@ -315,5 +315,9 @@ func containerRuntimeVersion() string {
 			}
 		}
 	}
-	return "wazero://unknown"
+	return "wazero://" + wazeroVersion
 }
+
+// wazeroVersion is go.mod's wazero version, for binaries without module
+// build information (test binaries).
+const wazeroVersion = "1.12.0"
