@@ -364,6 +364,20 @@ func (kl *Kubelet) HandleContainerEvent(e cri.ContainerEvent) {
 	kl.enqueue(types.UID(e.Status.PodUID))
 }
 
+// enqueueAfter queues a pod for a sync after d on the kubelet's clock
+// (nothing for d <= 0).
+func (kl *Kubelet) enqueueAfter(uid types.UID, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	kl.mu.Lock()
+	q := kl.queue
+	kl.mu.Unlock()
+	if q != nil {
+		q.AddAfter(uid, d)
+	}
+}
+
 func (kl *Kubelet) enqueue(uid types.UID) {
 	kl.mu.Lock()
 	q := kl.queue

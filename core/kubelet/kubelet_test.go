@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -297,6 +298,26 @@ func (n *testNode) logs(t *testing.T, p *corev1.Pod, opts *corev1.PodLogOptions)
 	return buf.String(), err
 }
 
+// cancelWriter collects what is written and cancels once it saw want.
+type cancelWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	want   string
+	cancel context.CancelFunc
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+func (w *cancelWriter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.buf.String() }
+
 func TestNodeRegistersReady(t *testing.T) {
 	n := newTestNode(t, func(c *Config) { c.Labels = map[string]string{"node-role.kubernetes.io/worker": ""} })
 	var node *corev1.Node
@@ -442,6 +463,16 @@ func TestPodRunsAndLogs(t *testing.T) {
 	out, err := n.logs(t, created, &corev1.PodLogOptions{Timestamps: true})
 	if err != nil || !strings.HasPrefix(out, "2026-11-29T09:00:00Z Hello from web-1!") {
 		t.Errorf("logs with timestamps = %q, %v", out, err)
+	}
+	// Follow streams until the client goes away; tail and limit cut.
+	ctx, cancel := context.WithCancel(context.Background())
+	fw := &cancelWriter{want: "Hello from web-1!", cancel: cancel}
+	if err := n.PodLogs(ctx, created, &corev1.PodLogOptions{Follow: true}, fw); err != nil || !strings.Contains(fw.String(), "Hello from web-1!") {
+		t.Errorf("logs -f = %q, %v", fw.String(), err)
+	}
+	one, four := int64(1), int64(4)
+	if out, err := n.logs(t, created, &corev1.PodLogOptions{TailLines: &one, LimitBytes: &four}); err != nil || out != "Hell" {
+		t.Errorf("logs --tail=1 --limit-bytes=4 = %q, %v", out, err)
 	}
 	if _, err := n.logs(t, created, &corev1.PodLogOptions{Previous: true}); !apierrors.IsBadRequest(err) ||
 		!strings.Contains(err.Error(), `previous terminated container "hello" in pod "web-1" not found`) {
@@ -756,4 +787,31 @@ func TestKubeletRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.waitGone(t, "stays")
+}
+
+func TestPodCIDRExhausted(t *testing.T) {
+	n := newTestNode(t, func(c *Config) { c.PodCIDR = "10.244.9.0/30" }) // room for one pod: .2
+	n.create(t, pod("first"))
+	n.waitPod(t, "first", "Running and Ready", isRunningReady)
+	n.create(t, pod("second"))
+	waitFor(t, "FailedCreatePodSandBox", func() bool {
+		return hasEvent(n.events(t, "second"), `FailedCreatePodSandBox: Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox`)
+	})
+	ev := n.events(t, "second")
+	if !strings.Contains(strings.Join(ev, "\n"), `plugin type="bridge" failed (add): failed to allocate for range 0: no IP addresses available in range set: 10.244.9.1-10.244.9.2`) {
+		t.Errorf("events = %q", ev)
+	}
+	p := n.waitPod(t, "second", "ContainerCreating", func(p *corev1.Pod) bool { return waitingOf(p, "hello") == ReasonContainerCreating })
+	if p.Status.PodIP != "" || p.Status.Phase != corev1.PodPending {
+		t.Errorf("second pod: %s", describe(p))
+	}
+	// Deleting the first frees its address; the second gets it at its next try.
+	if err := n.c.Pods().Delete(context.Background(), "default", "first", nil); err != nil {
+		t.Fatal(err)
+	}
+	n.waitGone(t, "first")
+	n.clk.Step(sandboxRetryDelay)
+	if p := n.waitPod(t, "second", "Running and Ready", isRunningReady); p.Status.PodIP != "10.244.9.2" {
+		t.Errorf("second pod's IP = %s", p.Status.PodIP)
+	}
 }

@@ -57,12 +57,16 @@ func (kl *Kubelet) syncRunningPod(ctx context.Context, pod *corev1.Pod) (time.Du
 
 	// The pod's sandbox: here, its network (CNI ADD).
 	if _, err := kl.setupNetwork(pod); err != nil {
+		kl.enqueueAfter(pod.UID, sandboxRetryDelay)
 		kl.recorder.Eventf(pod, corev1.EventTypeWarning, EventFailedCreatePodSandBox,
 			"Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox %q: %v", string(pod.UID), err)
-		return sandboxRetryDelay, nil
+		return 0, nil
 	}
 
-	requeue := kl.syncContainers(ctx, pod)
+	// The next sync is scheduled before the status that shows why it is
+	// needed (ImagePullBackOff, CrashLoopBackOff) is written, so whoever
+	// sees that status and moves the clock is sure to wake the pod up.
+	kl.enqueueAfter(pod.UID, kl.syncContainers(ctx, pod))
 
 	pod, err = kl.syncStatus(ctx, pod, false)
 	if err != nil {
@@ -74,9 +78,8 @@ func (kl *Kubelet) syncRunningPod(ctx context.Context, pod *corev1.Pod) (time.Du
 		if _, err := kl.syncStatus(ctx, pod, false); err != nil {
 			return 0, err
 		}
-		return 0, nil
 	}
-	return requeue, nil
+	return 0, nil
 }
 
 // syncTerminatingPod finishes a graceful deletion: `kubectl delete pod` only
