@@ -21,8 +21,6 @@ const (
 	// Node events.
 	EventStartingKubelet      = "Starting"
 	EventNodeReady            = "NodeReady"
-	EventNodeNotReady         = "NodeNotReady"
-	EventNodeAllocatable      = "NodeAllocatableEnforced"
 	EventNodeHasSufficientMem = "NodeHasSufficientMemory"
 	EventNodeHasNoDiskPress   = "NodeHasNoDiskPressure"
 	EventNodeHasSufficientPID = "NodeHasSufficientPID"

@@ -556,19 +556,51 @@ func TestImagePullBackOff(t *testing.T) {
 	n.waitPod(t, "bad", "ErrImagePull again", func(p *corev1.Pod) bool { return waitingOf(p, "hello") == ReasonErrImagePull })
 
 	// Fixing the image (the one spec change a pod allows) makes it run.
-	waitFor(t, "image updated", func() bool {
-		p, err := n.c.Pods().Get(context.Background(), "default", "bad")
-		if err != nil {
-			return false
-		}
-		p.Spec.Containers[0].Image = "hello:2.0"
-		_, err = n.c.Pods().Update(context.Background(), p)
-		return err == nil
-	})
+	n.updateImage(t, "bad", "hello:2.0")
 	p = n.waitPod(t, "bad", "Running and Ready", isRunningReady)
 	if cs := p.Status.ContainerStatuses[0]; cs.Image != "hello:2.0" || cs.RestartCount != 0 {
 		t.Errorf("container status = %+v", cs)
 	}
+	if p.Generation != 2 || p.Status.ObservedGeneration != 2 {
+		t.Errorf("generation %d, observedGeneration %d; want 2 and 2", p.Generation, p.Status.ObservedGeneration)
+	}
+}
+
+// updateImage sets a pod's image, retrying on conflicts with the kubelet's
+// status writes.
+func (n *testNode) updateImage(t *testing.T, name, image string) {
+	t.Helper()
+	waitFor(t, "image updated", func() bool {
+		p, err := n.c.Pods().Get(context.Background(), "default", name)
+		if err != nil {
+			return false
+		}
+		p.Spec.Containers[0].Image = image
+		_, err = n.c.Pods().Update(context.Background(), p)
+		return err == nil
+	})
+}
+
+func TestImageChangeRestartsContainer(t *testing.T) {
+	n := newTestNode(t)
+	created := n.create(t, pod("web-1"))
+	n.waitPod(t, "web-1", "Running and Ready", isRunningReady)
+	n.updateImage(t, "web-1", "hello:2.0")
+	p := n.waitPod(t, "web-1", "running hello:2.0", func(p *corev1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].Image == "hello:2.0" && cs[0].State.Running != nil
+	})
+	cs := p.Status.ContainerStatuses[0]
+	if cs.RestartCount != 1 || cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.ExitCode != 137 {
+		t.Errorf("after the image change: %s", describe(p))
+	}
+	if !hasEvent(n.events(t, "web-1"), "Killing: Container hello definition changed, will be restarted") {
+		t.Errorf("events = %q", n.events(t, "web-1"))
+	}
+	waitFor(t, "the new greeting", func() bool {
+		out, _ := n.logs(t, created, nil)
+		return strings.Contains(out, "Hi again from web-1! (hello:2.0)")
+	})
 }
 
 func TestImagePullPolicyNever(t *testing.T) {

@@ -129,6 +129,16 @@ func (kl *Kubelet) generateAPIPodStatus(pod *corev1.Pod, podIsTerminal bool) cor
 	} else {
 		conds = append(conds, condition(old.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, now))
 	}
+	// Which spec this status describes (PodObservedGenerationTracking, on
+	// by default since 1.34): it lags metadata.generation until the kubelet
+	// has seen a change, such as a new image.
+	s.ObservedGeneration = pod.Generation
+	for i := range conds {
+		switch conds[i].Type {
+		case corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady:
+			conds[i].ObservedGeneration = pod.Generation
+		}
+	}
 	s.Conditions = conds
 	return s
 }
