@@ -216,7 +216,7 @@ func listOptions(r *http.Request, st *registry.Store) (registry.ListOptions, err
 	if ls := q.Get("labelSelector"); ls != "" {
 		sel, err := labels.Parse(ls)
 		if err != nil {
-			return opts, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+			return opts, apierrors.NewBadRequest(err.Error())
 		}
 		opts.LabelSelector = sel
 	}

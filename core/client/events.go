@@ -3,8 +3,11 @@ package client
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,12 +18,23 @@ import (
 // tools/record.EventRecorder does for upstream components: "Scheduled",
 // "Pulled", "ScalingReplicaSet" ... are all Events a learner reads with
 // `kubectl get events` or at the bottom of `kubectl describe`.
+//
+// Like upstream's EventCorrelator, a repeat of the same event (same object,
+// type, reason, message and source) is not a new Event: the existing one gets
+// count+1 and a new lastTimestamp, which kubectl shows as "(x4 over 2m)".
 type Recorder struct {
 	client    *Client
 	component string // source.component: "default-scheduler", "kubelet"
 	host      string // source.host: the node, for kubelets
 	clock     clock.PassiveClock
+
+	// mu guards seen: the name of the event recorded for each key, bounded.
+	mu   sync.Mutex
+	seen map[string]string
 }
+
+// maxSeen bounds the recorder's memory of past events (upstream's LRU holds 4096).
+const maxSeen = 4096
 
 // NewRecorder returns a recorder whose events name component (and host, for
 // a kubelet) as their source.
@@ -28,7 +42,7 @@ func NewRecorder(c *Client, component, host string, clk clock.PassiveClock) *Rec
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Recorder{client: c, component: component, host: host, clock: clk}
+	return &Recorder{client: c, component: component, host: host, clock: clk, seen: map[string]string{}}
 }
 
 // Event records an event; eventtype is corev1.EventTypeNormal or Warning.
@@ -53,7 +67,43 @@ func (r *Recorder) emit(obj runtime.Object, fieldPath, eventtype, reason, messag
 	if ev == nil {
 		return
 	}
-	_, _ = r.client.Events().Create(context.Background(), ev)
+	ctx := context.Background()
+	o := ev.InvolvedObject
+	key := strings.Join([]string{o.Kind, o.Namespace, o.Name, string(o.UID), o.FieldPath, eventtype, reason, message}, "\x00")
+	r.mu.Lock()
+	name, repeat := r.seen[key]
+	r.mu.Unlock()
+	if repeat {
+		if old, err := r.client.Events().Get(ctx, ev.Namespace, name); err == nil {
+			old = old.DeepCopy()
+			old.Count++
+			old.LastTimestamp = ev.LastTimestamp
+			if _, err := r.client.Events().Update(ctx, old); err == nil {
+				return
+			}
+		}
+	}
+	// A new event. Its name has the time in nanoseconds; two events about
+	// one object in the same instant (a fake clock, or the browser's
+	// millisecond clock) take the next free nanosecond.
+	base := ev.Name[:strings.LastIndexByte(ev.Name, '.')]
+	nanos := ev.FirstTimestamp.UnixNano()
+	for i := 0; i < 16; i++ {
+		ev.Name = fmt.Sprintf("%s.%x", base, nanos+int64(i))
+		_, err := r.client.Events().Create(ctx, ev)
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err == nil {
+			r.mu.Lock()
+			if len(r.seen) >= maxSeen {
+				clear(r.seen)
+			}
+			r.seen[key] = ev.Name
+			r.mu.Unlock()
+		}
+		return
+	}
 }
 
 func (r *Recorder) build(obj runtime.Object, fieldPath, eventtype, reason, message string) *corev1.Event {

@@ -33,8 +33,10 @@ func (deploymentStrategy) PrepareForUpdate(obj, old runtime.Object) {
 
 func (deploymentStrategy) PrepareForStatusUpdate(obj, old runtime.Object) {
 	d, o := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
+	// Upstream keeps spec and labels; annotations may change with status
+	// (the deployment controller writes its revision annotation this way).
 	d.Spec = o.Spec
-	d.Labels, d.Annotations = o.Labels, o.Annotations
+	d.Labels = o.Labels
 }
 
 func defaultDeployment(d *appsv1.Deployment) {
@@ -113,7 +115,7 @@ func (replicaSetStrategy) PrepareForUpdate(obj, old runtime.Object) {
 func (replicaSetStrategy) PrepareForStatusUpdate(obj, old runtime.Object) {
 	rs, o := obj.(*appsv1.ReplicaSet), old.(*appsv1.ReplicaSet)
 	rs.Spec = o.Spec
-	rs.Labels, rs.Annotations = o.Labels, o.Annotations
+	rs.Labels = o.Labels
 }
 
 func defaultReplicaSet(rs *appsv1.ReplicaSet) {
