@@ -51,6 +51,7 @@ func (p *fakePlugin) NormalizeScore(_ context.Context, _ *framework.CycleState, 
 	p.normalize(scores)
 	return nil
 }
+
 // sortBind is the QueueSort and Bind plugin every profile needs.
 type sortBind struct{ name string }
 
