@@ -241,7 +241,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framewo
 	numToFind := numFeasibleNodesToFind(s.fwk.PercentageOfNodesToScore(), numAll)
 	feasible := make([]*framework.NodeInfo, 0, numToFind)
 	if rec != nil {
-		rec.Nodes = make([]NodeDecision, 0, min(numAll, 2*numToFind))
+		rec.Nodes = make([]NodeDecision, 0, numToFind)
 	}
 	start := s.nextStartNodeIndex % numAll
 	if !s.fwk.HasFilterPlugins() {

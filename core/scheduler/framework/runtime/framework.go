@@ -68,6 +68,9 @@ type Framework struct {
 	// events maps each plugin that can reject a pod to the cluster events
 	// that may make the pod schedulable again.
 	events map[string][]framework.ClusterEvent
+	// filterNames and scoreWeights are computed once; callers share them.
+	filterNames  []string
+	scoreWeights []ScorePluginWeight
 }
 
 var _ framework.Handle = (*Framework)(nil)
@@ -107,6 +110,12 @@ func New(ctx context.Context, cfg Config) (*Framework, error) {
 	}
 	if len(f.bind) == 0 {
 		return nil, errors.New("at least one Bind plugin is required")
+	}
+	for _, p := range f.filter {
+		f.filterNames = append(f.filterNames, p.Name())
+	}
+	for i, p := range f.score {
+		f.scoreWeights = append(f.scoreWeights, ScorePluginWeight{Name: p.Name(), Weight: f.weights[i]})
 	}
 	return f, nil
 }
@@ -199,23 +208,13 @@ func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
 // HasPostFilterPlugins reports whether any PostFilter plugin is enabled.
 func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 
-// FilterPlugins names the Filter plugins in the order they run.
-func (f *Framework) FilterPlugins() []string {
-	out := make([]string, len(f.filter))
-	for i, p := range f.filter {
-		out[i] = p.Name()
-	}
-	return out
-}
+// FilterPlugins names the Filter plugins in the order they run. The slice
+// is shared: do not modify it.
+func (f *Framework) FilterPlugins() []string { return f.filterNames }
 
-// ScorePlugins names the Score plugins, with their weights, in order.
-func (f *Framework) ScorePlugins() []ScorePluginWeight {
-	out := make([]ScorePluginWeight, len(f.score))
-	for i, p := range f.score {
-		out[i] = ScorePluginWeight{Name: p.Name(), Weight: f.weights[i]}
-	}
-	return out
-}
+// ScorePlugins names the Score plugins, with their weights, in order. The
+// slice is shared: do not modify it.
+func (f *Framework) ScorePlugins() []ScorePluginWeight { return f.scoreWeights }
 
 // EventsToRegister maps each plugin that can reject a pod to the events that
 // may make the pod schedulable again.
