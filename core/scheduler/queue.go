@@ -59,7 +59,9 @@ type SchedulingQueue struct {
 	// events: rejecting plugin -> the events that may help.
 	events map[string][]framework.ClusterEvent
 
-	// mu guards everything below.
+	// mu guards everything below. Lock order: mu, then the clock's own lock
+	// (mu is held while timers are set); timer callbacks therefore run
+	// their work on a new goroutine.
 	mu            sync.Mutex
 	activeQ       *podHeap
 	backoffQ      *podHeap
