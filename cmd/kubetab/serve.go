@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -37,7 +38,7 @@ beyond the visitors' own connection to it.`,
 	return cmd
 }
 
-func serve(ctx context.Context, addr string, out interface{ Write([]byte) (int, error) }) error {
+func serve(ctx context.Context, addr string, out io.Writer) error {
 	if !site.Built() {
 		fmt.Fprintln(os.Stderr, site.NotBuiltMessage)
 	}
