@@ -68,17 +68,140 @@ until_count() {
   fi
 }
 
+# Manifests the checks apply, diff and create from.
+cat >"$work/api.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+  labels:
+    app: api
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: api
+  template:
+    metadata:
+      labels:
+        app: api
+    spec:
+      containers:
+      - name: hello
+        image: hello:1.0
+EOF
+sed 's/replicas: 1/replicas: 2/' "$work/api.yaml" >"$work/api-2.yaml"
+cat >"$work/bad.yaml" <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: bad
+  labels: [oops
+EOF
+cat >"$work/unknown-field.yaml" <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: strict
+data:
+  a: b
+spec:
+  bogus: true
+EOF
+
+# --- discovery and information ---
 check "version" 0 'Server Version: v1\.' -- version
+check "api-resources" 0 '^deployments +deploy +apps/v1 +true +Deployment$' -- api-resources
+check "api-resources --namespaced=false" 0 '^nodes +no +v1 +false +Node$' -- api-resources --namespaced=false
+check "api-versions" 0 '^apps/v1$' -- api-versions
+check "cluster-info" 0 'Kubernetes control plane.* is running at http://127\.0\.0\.1' -- cluster-info
+check "explain pods" 0 '^KIND: +Pod$' -- explain pods
+check "explain deployment.spec.replicas" 0 '^FIELD: +replicas <integer>$' -- explain deployment.spec.replicas
+
+# --- get: output formats ---
 check "get nodes" 0 '^node-1 +Ready +<none> +[0-9]+[smh]' -- get nodes
-check "get nodes -o wide" 0 'INTERNAL-IP' -- get nodes -o wide
+check "get nodes -o wide" 0 '^NAME +STATUS +ROLES +AGE +VERSION +INTERNAL-IP' -- get nodes -o wide
+check "get node -o yaml" 0 '^kind: Node$' -- get node node-1 -o yaml
+check "get nodes -o json" 0 '^    "kind": "List",$' -- get nodes -o json
+check "get node -o jsonpath" 0 '^node-1$' -- get node node-1 -o 'jsonpath={.metadata.name}'
+check "get nodes -o jsonpath range" 0 '^node-2 Ready$' -- get nodes -o 'jsonpath={range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].type}{"\n"}{end}'
+check "get nodes -o name" 0 '^node/node-3$' -- get nodes -o name
+check "get nodes -o custom-columns" 0 '^NAME +CPU$' -- get nodes -o custom-columns=NAME:.metadata.name,CPU:.status.capacity.cpu
+check "get node -o go-template" 0 '^node-1$' -- get node node-1 -o 'go-template={{.metadata.name}}'
+check "get unknown output format" 1 'unable to match a printer suitable for the output format "bogus"' -- get nodes -o bogus
+
+# --- create ---
+check "create namespace" 0 '^namespace/team-a created$' -- create namespace team-a
 check "create deployment" 0 '^deployment.apps/web created$' -- create deployment web --image=hello --replicas=2
-until_count 60 2 "get pods: 2 Running" '^web-[a-z0-9]+-[a-z0-9]{5} +1/1 +Running +0 +[0-9]+s' -- get pods
+check "create deployment again" 1 '^error: failed to create deployment: deployments.apps "web" already exists$' -- create deployment web --image=hello
+check "create deployment --replicas=-1" 1 'spec.replicas: Invalid value: -1: must be greater than or equal to 0' -- create deployment neg --image=hello --replicas=-1
+check "create configmap --from-literal" 0 '^configmap/settings created$' -- create configmap settings --from-literal=color=blue --from-literal=size=L
+check "get configmap -o jsonpath" 0 '^blue$' -- get configmap settings -o 'jsonpath={.data.color}'
+check "create secret generic" 0 '^secret/creds created$' -- create secret generic creds --from-literal=password=s3cret
+check "get secret data is base64" 0 '^czNjcmV0$' -- get secret creds -o 'jsonpath={.data.password}'
+check "create service clusterip" 0 '^service/front created$' -- create service clusterip front --tcp=80:8080
+check "get service" 0 '^front +ClusterIP +[0-9.]+ +<none> +80/TCP' -- get service front
+check "create job" 0 '^job.batch/once created$' -- create job once --image=hello
+check "create -f malformed YAML" 1 'error converting YAML to JSON|error parsing' -- create -f "$work/bad.yaml"
+check "create --validate=strict unknown field" 1 'unknown field "spec"' -- create --validate=strict -f "$work/unknown-field.yaml"
+
+# --- the deployment runs ---
+until_count 60 2 "get pods: 2 Running" '^web-[a-z0-9]+-[a-z0-9]{5} +1/1 +Running +0 +[0-9]+s' -- get pods -l app=web
+check "wait --for=condition=Available" 0 '^deployment.apps/web condition met$' -- wait --for=condition=Available deployment/web --timeout=60s
+check "rollout status" 0 'deployment "web" successfully rolled out' -- rollout status deployment/web --timeout=60s
 pod=$("$KUBECTL" get pods -l app=web -o jsonpath='{.items[0].metadata.name}' 2>/dev/null)
 until_ok 30 "logs" "$pod" -- logs "$pod"
+check "logs deployment/web" 0 'Hello from web-' -- logs deployment/web
+check "get pods -A" 0 '^default +web-[a-z0-9]+-[a-z0-9]{5} +1/1 +Running' -- get pods -A
+check "get pods -l" 0 '^web-[a-z0-9]+-[a-z0-9]{5} +1/1 +Running' -- get pods -l app=web
+check "get pods --field-selector" 0 '^pod/web-' -- get pods --field-selector=status.phase=Running -o name
+check "get pods -L" 0 '^NAME +READY +STATUS +RESTARTS +AGE +APP$' -- get pods -L app
+check "get pods --sort-by" 0 '^web-' -- get pods --sort-by=.metadata.name
+check "get -w (bounded)" 0 '^web +2/2 +2 +2' -- get deployment web -w --request-timeout=2s
 check "get rs has pod-template-hash" 0 'pod-template-hash=' -- get rs --show-labels
-check "scale to 0" 0 '^deployment.apps/web scaled$' -- scale deployment web --replicas=0
-until_ok 60 "pods gone after scale" 'No resources found' -- get pods
+check "describe deployment" 0 '^Replicas: +2 desired \| 2 updated \| 2 total \| 2 available \| 0 unavailable$' -- describe deployment web
+check "describe node" 0 '^Capacity:$' -- describe node node-1
+check "events" 0 '^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$' -- events
+check "events --for" 0 'ScalingReplicaSet +Deployment/web +Scaled up replica set web-[a-z0-9]+ .*to 2' -- events --for deployment/web
+
+# --- apply, diff, patch, label, annotate, scale ---
+check "create deployment for patching" 0 '^deployment.apps/api created$' -- create deployment api --image=hello:1.0
+check "diff -f unchanged" 0 '^$' -- diff -f "$work/api.yaml"
+check "diff -f changed" 1 '^\+  replicas: 2$' -- diff -f "$work/api-2.yaml"
+# kubectl apply validates against the server's /openapi/v3 before sending
+# (--validate=true is the default), so these need the server's OpenAPI.
+sed 's/name: api$/name: site/; s/app: api$/app: site/' "$work/api.yaml" >"$work/site.yaml"
+sed 's/replicas: 1/replicas: 2/' "$work/site.yaml" >"$work/site-2.yaml"
+sed 's/name: api$/name: shop/; s/app: api$/app: shop/' "$work/api.yaml" >"$work/shop.yaml"
+check "apply -f (created)" 0 '^deployment.apps/site created$' -- apply -f "$work/site.yaml"
+check "apply -f again (unchanged)" 0 '^deployment.apps/site unchanged$' -- apply -f "$work/site.yaml"
+check "apply -f changed (configured)" 0 '^deployment.apps/site configured$' -- apply -f "$work/site-2.yaml"
+check "create -f" 0 '^deployment.apps/shop created$' -- create -f "$work/shop.yaml"
+check "create -f again" 1 'Error from server \(AlreadyExists\): error when creating ".*shop.yaml": deployments.apps "shop" already exists' -- create -f "$work/shop.yaml"
+check "patch --type merge" 0 '^deployment.apps/api patched$' -- patch deployment api --type merge -p '{"spec":{"replicas":3}}'
+check "patch --type merge (no change)" 0 '^deployment.apps/api patched \(no change\)$' -- patch deployment api --type merge -p '{"spec":{"replicas":3}}'
+check "patch --type json" 0 '^deployment.apps/api patched$' -- patch deployment api --type json -p '[{"op":"replace","path":"/spec/replicas","value":1}]'
+check "patch --type strategic" 0 '^deployment.apps/api patched$' -- patch deployment api -p '{"spec":{"template":{"spec":{"containers":[{"name":"hello","image":"hello:2.0"}]}}}}'
+check "patch --type unknown" 1 '^error: --type must be one of \[json merge strategic\], not "foo"$' -- patch deployment api --type foo -p '{}'
+check "patch without -p" 1 'must specify --patch or --patch-file containing the contents of the patch' -- patch deployment api
+check "label" 0 '^deployment.apps/api labeled$' -- label deployment api tier=backend
+check "label without --overwrite" 1 "'tier' already has a value \(backend\), and --overwrite is false" -- label deployment api tier=front
+check "label --overwrite" 0 '^deployment.apps/api labeled$' -- label deployment api tier=front --overwrite
+check "label KEY-" 0 '^deployment.apps/api unlabeled$' -- label deployment api tier-
+check "annotate" 0 '^deployment.apps/api annotated$' -- annotate deployment api owner=team-a
+check "scale" 0 '^deployment.apps/api scaled$' -- scale deployment api --replicas=2
+check "cordon" 0 '^node/node-3 cordoned$' -- cordon node-3
+check "uncordon" 0 '^node/node-3 uncordoned$' -- uncordon node-3
+
+# --- delete ---
+check "delete --cascade=orphan" 0 '^deployment.apps "api" deleted' -- delete deployment api --cascade=orphan
+check "orphaned replicaset stays" 0 '^api-[a-z0-9]+ ' -- get rs -l app=api
+check "delete -l" 0 '^replicaset.apps "api-[a-z0-9]+" deleted' -- delete rs -l app=api
+check "delete by name" 0 '^configmap "settings" deleted' -- delete configmap settings
+check "scale web to 0" 0 '^deployment.apps/web scaled$' -- scale deployment web --replicas=0
+until_ok 60 "web pods gone after scale" 'No resources found' -- get pods -l app=web
 check "delete deployment" 0 '^deployment.apps "web" deleted' -- delete deployment web
+check "wait --for=delete (already gone)" 0 '' -- wait --for=delete deployment/web --timeout=5s
 check "get deleted deployment" 1 'Error from server \(NotFound\): deployments.apps "web" not found' -- get deployment web
 check "unknown resource" 1 "the server doesn't have a resource type \"foos\"" -- get foos
 
