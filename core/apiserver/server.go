@@ -33,6 +33,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 )
 
 // LogProvider streams a container's log; the kubelet of the pod's node
@@ -55,6 +56,8 @@ type Config struct {
 	Registry *registry.Registry
 	// Logs serves pods/log; nil answers 503.
 	Logs LogProvider
+	// Decisions serves the scheduler's decision records (decisions.go); nil answers 503.
+	Decisions DecisionProvider
 	// Clock is used for ages in tables; nil means the real clock.
 	Clock clock.PassiveClock
 	// MaxRequestBodyBytes bounds request bodies (413 above); zero means 3 MiB,
@@ -95,6 +98,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/api/", s.resources)
 	s.mux.HandleFunc("/apis", s.groups)
 	s.mux.HandleFunc("/apis/", s.resources)
+	s.mux.HandleFunc("/apis/"+schedv1alpha1.GroupName+"/", s.schedulingDecisions)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, notFoundPath(r.URL.Path))
 	})

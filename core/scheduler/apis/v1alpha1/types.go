@@ -1,0 +1,194 @@
+// Package v1alpha1 is the scheduling.kubetab.dev/v1alpha1 API: the
+// scheduler's decision records, as the API server serves them. It is not an
+// upstream API; kube-scheduler keeps no such record (it logs at high
+// verbosity), and kube-scheduler-simulator writes one into annotations of
+// every pod. Here it is a read-only, in-memory resource: nothing is stored
+// in the pod or in the store.
+//
+//	GET /apis/scheduling.kubetab.dev/v1alpha1/namespaces/default/schedulingdecisions/web-x
+//
+//	{"kind":"SchedulingDecision","apiVersion":"scheduling.kubetab.dev/v1alpha1",
+//	 "metadata":{"name":"web-x","namespace":"default","uid":"<the pod's uid>"},
+//	 "attempts":[{                                    <- oldest first, at most a few
+//	   "attempt":1, "time":"...", "result":"Unschedulable",
+//	   "message":"0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient memory. preemption: ...",
+//	   "nodes":{"all":3,"evaluated":3,"feasible":0},
+//	   "filterPlugins":["NodeUnschedulable","NodeName","TaintToleration", ...],
+//	   "scorePlugins":[{"name":"TaintToleration","weight":3}, ...],
+//	   "rejected":[                                   <- nodes grouped by the filter that said no
+//	     {"plugin":"TaintToleration","code":"UnschedulableAndUnresolvable",
+//	      "reasons":["node(s) had untolerated taint {dedicated: gpu}"],"count":1,"nodes":["node-1"]},
+//	     {"plugin":"NodeResourcesFit","code":"Unschedulable",
+//	      "reasons":["Insufficient memory"],"count":2,"nodes":["node-2","node-3"]}],
+//	   "feasible":[                                   <- nodes that passed, best total first
+//	     {"name":"node-2","total":412,"scores":[{"plugin":"TaintToleration","raw":0,"normalized":100,"weighted":300}, ...]}],
+//	   "preemption":{"message":"preemption: 0/3 nodes are available: ..."}}]}
+//
+// How to read one node's filter results: filters run in filterPlugins order
+// and stop at the first rejection, so a node in a rejected group passed every
+// filter before that group's plugin, was rejected by it, and was not looked
+// at by the ones after it. A node in feasible passed them all.
+//
+// # Bounded size
+//
+// kube-scheduler-simulator stores every node's result for every plugin in
+// annotations on the pod; around 800 nodes the annotations outgrow the
+// 256 KiB an object's annotations may hold. Here the record is compacted
+// when it is made, so its size does not grow with the cluster:
+//
+//   - rejected nodes are grouped by (plugin, code, reasons); a group lists at
+//     most MaxNodesPerGroup node names and counts the rest (count is always
+//     the full number), and at most MaxRejectedGroups groups are kept (the
+//     nodes of the others are counted in rejectedOmitted);
+//   - feasible lists the MaxFeasibleNodes best-scored nodes (always
+//     including the selected one) and counts the rest in feasibleOmitted;
+//   - a pod keeps its last few attempts, and the scheduler keeps records for
+//     the pods it tried most recently only.
+//
+// So an attempt is at most a few kilobytes whether the cluster has 3 nodes
+// or 5,000.
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupName is the API group of the decision records.
+const GroupName = "scheduling.kubetab.dev"
+
+// SchemeGroupVersion is the group and version served.
+var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
+
+// Resource is the resource name in URLs; Kind is the kind of the object.
+const (
+	Resource = "schedulingdecisions"
+	Kind     = "SchedulingDecision"
+)
+
+// The bounds of an attempt (see "Bounded size" above).
+const (
+	MaxNodesPerGroup  = 20
+	MaxRejectedGroups = 16
+	MaxFeasibleNodes  = 10
+)
+
+// Results of an attempt.
+const (
+	// ResultScheduled: a node was chosen and the pod assumed there (the
+	// binding follows).
+	ResultScheduled = "Scheduled"
+	// ResultUnschedulable: no node fit (the FailedScheduling event).
+	ResultUnschedulable = "Unschedulable"
+	// ResultError: the attempt failed for a reason that is not the pod's
+	// (no nodes at all, a plugin error).
+	ResultError = "Error"
+)
+
+// SchedulingDecision is the record of a pod's last scheduling attempts. Its
+// name, namespace and uid are the pod's.
+type SchedulingDecision struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Attempts are the last attempts, oldest first.
+	Attempts []Attempt `json:"attempts"`
+}
+
+// Attempt is one scheduling cycle of the pod.
+type Attempt struct {
+	// Attempt counts the pod's attempts from 1.
+	Attempt int `json:"attempt"`
+	// Time is when the cycle started, on the scheduler's clock.
+	Time metav1.Time `json:"time"`
+	// Result is Scheduled, Unschedulable or Error.
+	Result string `json:"result"`
+	// SelectedNode is the node chosen (Result Scheduled).
+	SelectedNode string `json:"selectedNode,omitempty"`
+	// Message is the FailedScheduling message, or the error.
+	Message string `json:"message,omitempty"`
+	// Nodes counts the nodes.
+	Nodes NodeCounts `json:"nodes"`
+	// FilterPlugins are the Filter plugins, in the order they run.
+	FilterPlugins []string `json:"filterPlugins"`
+	// ScorePlugins are the Score plugins with their weights.
+	ScorePlugins []ScorePlugin `json:"scorePlugins,omitempty"`
+	// PreFilter is set when a PreFilter plugin rejected the pod before any
+	// node was looked at (or narrowed the nodes to none).
+	PreFilter *PluginStatus `json:"preFilter,omitempty"`
+	// Rejected groups the nodes the filters rejected.
+	Rejected []RejectedNodes `json:"rejected,omitempty"`
+	// RejectedOmitted counts rejected nodes whose group was not kept.
+	RejectedOmitted int `json:"rejectedOmitted,omitempty"`
+	// Feasible are the nodes that passed every filter, best total first.
+	Feasible []FeasibleNode `json:"feasible,omitempty"`
+	// FeasibleOmitted counts feasible nodes not listed.
+	FeasibleOmitted int `json:"feasibleOmitted,omitempty"`
+	// Preemption is what PostFilter (DefaultPreemption) did when no node
+	// fit.
+	Preemption *Preemption `json:"preemption,omitempty"`
+}
+
+// NodeCounts counts the nodes of an attempt.
+type NodeCounts struct {
+	// All is the number of nodes in the scheduler's snapshot.
+	All int `json:"all"`
+	// Evaluated is how many the filters ran on: fewer than All when
+	// percentageOfNodesToScore stopped the search early.
+	Evaluated int `json:"evaluated"`
+	// Feasible is how many passed every filter.
+	Feasible int `json:"feasible"`
+}
+
+// ScorePlugin is a score plugin and its weight in the profile.
+type ScorePlugin struct {
+	Name   string `json:"name"`
+	Weight int64  `json:"weight"`
+}
+
+// PluginStatus is what a plugin said: its code (Unschedulable,
+// UnschedulableAndUnresolvable, Error ...) and upstream's reason strings.
+type PluginStatus struct {
+	Plugin  string   `json:"plugin"`
+	Code    string   `json:"code"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// RejectedNodes are nodes one filter rejected with the same status.
+type RejectedNodes struct {
+	PluginStatus `json:",inline"`
+	// Count is how many nodes; Nodes names at most MaxNodesPerGroup of
+	// them, in the order they were evaluated.
+	Count int      `json:"count"`
+	Nodes []string `json:"nodes"`
+}
+
+// FeasibleNode is a node that passed every filter, with its scores.
+type FeasibleNode struct {
+	Name string `json:"name"`
+	// Total is the sum of the weighted scores; the highest total wins.
+	Total int64 `json:"total"`
+	// Scores has one entry per score plugin that ran; empty when the node
+	// was the only feasible one (nothing to rank, so nothing is scored).
+	Scores []PluginScore `json:"scores,omitempty"`
+}
+
+// PluginScore is one score plugin's score for one node, at each step.
+type PluginScore struct {
+	Plugin string `json:"plugin"`
+	// Raw is what Score returned; Normalized is after NormalizeScore
+	// (0..100); Weighted is Normalized × the plugin's weight.
+	Raw        int64 `json:"raw"`
+	Normalized int64 `json:"normalized"`
+	Weighted   int64 `json:"weighted"`
+}
+
+// Preemption is the outcome of DefaultPreemption for an attempt.
+type Preemption struct {
+	// NominatedNode is where the pod will go once the victims are gone
+	// (its status.nominatedNodeName).
+	NominatedNode string `json:"nominatedNode,omitempty"`
+	// Victims are the pods deleted to make room ("namespace/name").
+	Victims []string `json:"victims,omitempty"`
+	// Message is the preemption part of the FailedScheduling message.
+	Message string `json:"message,omitempty"`
+}
