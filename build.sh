@@ -127,6 +127,7 @@ cmd_test() {
   step "go vet (GOOS=js)" env GOOS=js GOARCH=wasm go vet ./core/... ./wasm/...
   step "go test (native)" go test -count=1 -timeout 5m ./...
   step "go test -race (small packages)" go test -race -count=1 -timeout 10m "${RACE_PACKAGES[@]}"
+  step "site JavaScript tests (node --test)" bash -c 'cd site && node --test src/*.test.js'
   step "go test (GOOS=js under Node)" go_test_js
   step "browser tests (headless Chromium)" browser_tests
   if [ -f test/conformance/kubectl.sh ]; then

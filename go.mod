@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/evanw/esbuild v0.28.2
+	github.com/google/btree v1.1.3
 	github.com/hack-pad/safejs v0.1.0
 	github.com/syumai/workers v0.32.0
 	github.com/tetratelabs/wazero v1.12.0

@@ -1,8 +1,10 @@
 // Package store is kubetab's etcd: the single source of truth of the cluster.
 //
 // Upstream counterpart: etcd's mvcc package (server/storage/mvcc: kvstore.go,
-// watchable_store.go, key_index.go), as kube-apiserver uses it through
-// k8s.io/apiserver/pkg/storage/etcd3.
+// kvstore_txn.go, index.go, key_index.go, watchable_store.go), as
+// kube-apiserver uses it through k8s.io/apiserver/pkg/storage/etcd3.
+//
+// # Revisions
 //
 // Every write moves one global revision forward. Each key remembers the revision
 // that created it (CreateRevision), the revision of its last write (ModRevision)
@@ -15,19 +17,54 @@
 //
 // kube-apiserver uses ModRevision as an object's metadata.resourceVersion, and
 // turns an update into a compare-and-swap: "write this if the key's ModRevision is
-// still what I read". A mismatch is ErrConflict, which the API server answers
-// with 409 Conflict. Watches are streams of Events in revision order; a watch can
-// start from any revision the store still keeps in its history, and asking for
-// an older one is ErrCompacted (410 Gone at the API).
+// still what I read" (a Txn; Update is the shorthand). A mismatch is
+// ErrConflict, which the API server answers with 409 Conflict.
+//
+// # Multi-version reads, history and compaction
+//
+// The store keeps old revisions, not only the latest values: GetAt and ListAt
+// read the keys as they were at any revision since the last compaction, and a
+// watch can start from any such revision and replay what happened since.
+// Both are answered from the same writes, so a list at revision R followed by
+// a watch from R is a complete, gap-free picture (that is how a Kubernetes
+// reflector works: list, then watch from the list's resourceVersion).
+//
+//	 compacted                                   current
+//	     |<------------ retained revisions ---------->|
+//	-----+--------------------------------------------+----> revision
+//	 ErrCompacted    GetAt / ListAt / Watch work         ErrFuture
+//
+// Compaction forgets the revisions older than a point so memory stays
+// bounded: the store compacts by itself to keep Config.HistoryLimit events,
+// and Compact does it on request (kube-apiserver asks etcd every 5 minutes).
+// A read or watch older than the compacted revision is ErrCompacted, which
+// the API server answers with 410 Gone ("too old resource version").
+//
+// # Where things are
+//
+//	store.go      Store, reads (Get, GetAt, List, ListAt, Range), writes, Compact, Status
+//	key_index.go  the index: a B-tree of keys, each with its generations of revisions
+//	history.go    the event log that watches replay from
+//	txn.go        Txn: compares, then/else operations, atomically
+//	watch.go      Watcher: ordered, gap-free streams; progress notifications
+//	snapshot.go   Snapshot and Restore: a versioned, checksummed dump of the keys
+//
+// # Errors
+//
+// Errors keep the package's "store:" prefix (house style: the prefix says
+// which layer failed) and otherwise use etcd's words, so "store: required
+// revision has been compacted" is etcd's "mvcc: required revision has been
+// compacted". core/etcdctl shows them exactly as the real etcdctl does
+// ("etcdserver: mvcc: ..."), as etcd's gRPC layer translates them.
 //
 // Values are opaque bytes (kube-apiserver stores JSON or protobuf); keys look
 // like etcd's under kube-apiserver: /registry/pods/default/web-7d4b9-x2x8q.
+// The store keeps the value slices it is given and hands out the same slices
+// to readers: nobody may modify a value after writing it or after reading it.
 package store
 
 import (
 	"errors"
-	"sort"
-	"strings"
 	"sync"
 )
 
@@ -39,6 +76,7 @@ var (
 	ErrCompacted      = errors.New("store: required revision has been compacted")
 	ErrFuture         = errors.New("store: required revision is a future revision")
 	ErrWatcherTooSlow = errors.New("store: watcher fell too far behind and was dropped")
+	ErrEmptyKey       = errors.New("store: key is not provided")
 )
 
 // KeyValue is one key at one revision.
@@ -58,20 +96,30 @@ const (
 	Put EventType = iota
 	// Delete removes the key; KV holds the last value with the deletion's revision.
 	Delete
+	// Progress is no write: it answers Watcher.RequestProgress. KV.ModRevision
+	// is the store's revision when it was asked, KV.Key is empty, and the
+	// watch has already delivered every matching event up to that revision.
+	Progress
 )
 
 func (t EventType) String() string {
-	if t == Delete {
+	switch t {
+	case Put:
+		return "PUT"
+	case Delete:
 		return "DELETE"
+	case Progress:
+		return "PROGRESS"
 	}
-	return "PUT"
+	return "UNKNOWN"
 }
 
-// Event is one write, as a watcher sees it.
+// Event is one write, as a watcher sees it. Events of one Txn share its
+// revision and arrive in the order of its operations.
 type Event struct {
 	Type   EventType
 	KV     KeyValue  // for Delete: the key's last value, ModRevision = the delete's revision
-	PrevKV *KeyValue // the value before this write, nil on create
+	PrevKV *KeyValue // the value before this write, nil on create; shared, do not modify
 }
 
 // Revision is the revision of the event.
@@ -79,8 +127,9 @@ func (e Event) Revision() int64 { return e.KV.ModRevision }
 
 // Config configures a Store.
 type Config struct {
-	// HistoryLimit is how many past events the store keeps for watches that start
-	// in the past. Older revisions are compacted. Zero means 100,000.
+	// HistoryLimit is how many past events the store keeps for watches and
+	// reads that start in the past. Older revisions are compacted. Zero means
+	// 100,000.
 	HistoryLimit int
 	// WatcherQueueLimit is how many undelivered events a watcher may hold before
 	// it is dropped with ErrWatcherTooSlow, so a slow reader never blocks writers.
@@ -88,17 +137,27 @@ type Config struct {
 	WatcherQueueLimit int
 }
 
-// Store is an in-memory, revisioned key/value store with watches.
+// Store is an in-memory, multi-version key/value store with transactions and
+// watches. All its methods are safe for concurrent use.
 type Store struct {
 	cfg Config
 
-	// mu guards everything below. Lock order: Store.mu, then watcher.mu.
+	// mu guards everything below. Lock order: Store.mu, then Watcher.mu.
 	mu        sync.RWMutex
 	rev       int64
-	keys      map[string]*KeyValue
-	history   []Event // events with revision in (compacted, rev], oldest first
-	compacted int64   // the highest revision no longer in history
+	compacted int64     // reads and watches need a revision >= this
+	index     treeIndex // every key with its retained revisions
+	history   eventLog  // events with revision in (compacted, rev], oldest first
 	watchers  map[*Watcher]struct{}
+	sizes     sizes
+}
+
+// sizes are the running totals behind Status.
+type sizes struct {
+	keys      int   // live keys
+	liveBytes int64 // their keys and values
+	revs      int   // put revisions held in the index, live or not
+	revBytes  int64 // their keys and values
 }
 
 // New returns an empty store at revision 1 (etcd starts there too).
@@ -113,7 +172,7 @@ func New(cfg Config) *Store {
 		cfg:       cfg,
 		rev:       1,
 		compacted: 1,
-		keys:      map[string]*KeyValue{},
+		index:     newTreeIndex(),
 		watchers:  map[*Watcher]struct{}{},
 	}
 }
@@ -125,30 +184,107 @@ func (s *Store) Revision() int64 {
 	return s.rev
 }
 
+// CompactedRevision is the oldest revision that can still be read; events up
+// to and including it are no longer in the history, so a watch can start
+// after it but not before.
+func (s *Store) CompactedRevision() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.compacted
+}
+
+// readRev checks a requested read revision: 0 (or less) means the current
+// one. Called with s.mu held.
+func (s *Store) readRev(rev int64) (int64, error) {
+	switch {
+	case rev <= 0:
+		return s.rev, nil
+	case rev < s.compacted:
+		return 0, ErrCompacted
+	case rev > s.rev:
+		return 0, ErrFuture
+	}
+	return rev, nil
+}
+
 // Get returns the current value of key, or ErrNotFound.
 func (s *Store) Get(key string) (KeyValue, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	kv, ok := s.keys[key]
-	if !ok {
-		return KeyValue{}, ErrNotFound
+	if ki := s.index.get(key); ki != nil {
+		if kv := ki.current(); kv != nil {
+			return *kv, nil
+		}
 	}
-	return *kv, nil
+	return KeyValue{}, ErrNotFound
+}
+
+// GetAt returns key as it was at revision rev (0 means now): ErrNotFound if
+// it did not exist then, ErrCompacted if rev is older than the compacted
+// revision, ErrFuture if rev is newer than the current one.
+func (s *Store) GetAt(key string, rev int64) (KeyValue, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	at, err := s.readRev(rev)
+	if err != nil {
+		return KeyValue{}, err
+	}
+	if ki := s.index.get(key); ki != nil {
+		if kv := ki.at(at); kv != nil {
+			return *kv, nil
+		}
+	}
+	return KeyValue{}, ErrNotFound
 }
 
 // List returns every key that starts with prefix, sorted by key, and the
-// revision the answer is consistent with.
+// revision the answer is consistent with (the current one).
 func (s *Store) List(prefix string) ([]KeyValue, int64) {
+	kvs, rev, _ := s.Range(prefix, PrefixEnd(prefix), 0)
+	return kvs, rev
+}
+
+// ListAt returns every key that starts with prefix as they were at revision
+// rev (0 means now), sorted by key, and that revision. It has the errors of
+// GetAt. A watch from the same revision continues exactly where the list
+// ends.
+func (s *Store) ListAt(prefix string, rev int64) ([]KeyValue, int64, error) {
+	return s.Range(prefix, PrefixEnd(prefix), rev)
+}
+
+// Range returns the keys in the range [key, end) as they were at revision
+// rev (0 means now), sorted by key, and that revision. As in etcd, an empty
+// end means the single key `key`, and end "\x00" means every key >= key;
+// PrefixEnd(p) makes the range of the keys that start with p. It has the
+// errors of GetAt, except that a range with no keys is not an error.
+func (s *Store) Range(key, end string, rev int64) ([]KeyValue, int64, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	at, err := s.readRev(rev)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.rangeAt(key, end, at, at == s.rev), at, nil
+}
+
+// rangeAt reads [key, end) at revision at, which readRev has checked.
+// latest says that at is the newest revision written, so each key's current
+// value is the answer (a cheaper lookup than a search by revision).
+func (s *Store) rangeAt(key, end string, at int64, latest bool) []KeyValue {
 	out := make([]KeyValue, 0, 16)
-	for k, kv := range s.keys {
-		if strings.HasPrefix(k, prefix) {
+	s.index.visit(key, end, func(ki *keyIndex) bool {
+		var kv *KeyValue
+		if latest {
+			kv = ki.current()
+		} else {
+			kv = ki.at(at)
+		}
+		if kv != nil {
 			out = append(out, *kv)
 		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, s.rev
+		return true
+	})
+	return out
 }
 
 // Count returns how many keys start with prefix.
@@ -156,82 +292,127 @@ func (s *Store) Count(prefix string) int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n := 0
-	for k := range s.keys {
-		if strings.HasPrefix(k, prefix) {
+	s.index.visit(prefix, PrefixEnd(prefix), func(ki *keyIndex) bool {
+		if ki.current() != nil {
 			n++
 		}
-	}
+		return true
+	})
 	return n
 }
 
-// Create writes key only if it does not exist (etcd: a txn comparing
-// CreateRevision to 0). It returns the new KeyValue or ErrExists.
+// Create writes key only if it does not exist. It is the Txn
+// If(CreateRevision(key) = 0) Then(Put), which is how kube-apiserver creates
+// objects. It returns the new KeyValue or ErrExists.
 func (s *Store) Create(key string, value []byte) (KeyValue, error) {
+	if key == "" {
+		return KeyValue{}, ErrEmptyKey
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.keys[key]; ok {
+	ki := s.index.get(key)
+	if ki != nil && ki.current() != nil {
 		return KeyValue{}, ErrExists
 	}
-	s.rev++
-	kv := &KeyValue{Key: key, Value: value, CreateRevision: s.rev, ModRevision: s.rev, Version: 1}
-	s.keys[key] = kv
-	s.publish(Event{Type: Put, KV: *kv})
+	kv := s.put(ki, key, value, s.rev+1)
+	s.commit(s.rev + 1)
 	return *kv, nil
 }
 
-// Update overwrites an existing key. If expectModRevision is not zero, the write
-// happens only if the key's ModRevision still equals it; otherwise ErrConflict.
+// Update overwrites an existing key. If expectModRevision is not zero, the
+// write happens only if the key's ModRevision still equals it (the Txn
+// If(ModRevision(key) = expect) Then(Put)); otherwise it is ErrConflict and
+// the key's current value is returned with it. A missing key is ErrNotFound.
 func (s *Store) Update(key string, value []byte, expectModRevision int64) (KeyValue, error) {
+	if key == "" {
+		return KeyValue{}, ErrEmptyKey
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, ok := s.keys[key]
-	if !ok {
+	ki := s.index.get(key)
+	var old *KeyValue
+	if ki != nil {
+		old = ki.current()
+	}
+	if old == nil {
 		return KeyValue{}, ErrNotFound
 	}
 	if expectModRevision != 0 && old.ModRevision != expectModRevision {
 		return *old, ErrConflict
 	}
-	s.rev++
-	prev := *old
-	kv := &KeyValue{Key: key, Value: value, CreateRevision: old.CreateRevision, ModRevision: s.rev, Version: old.Version + 1}
-	s.keys[key] = kv
-	s.publish(Event{Type: Put, KV: *kv, PrevKV: &prev})
+	kv := s.put(ki, key, value, s.rev+1)
+	s.commit(s.rev + 1)
 	return *kv, nil
 }
 
 // Delete removes key. If expectModRevision is not zero, only if the key's
-// ModRevision still equals it. It returns the deleted value with ModRevision
-// set to the deletion's revision.
+// ModRevision still equals it (otherwise ErrConflict, with the current
+// value). It returns the deleted value with ModRevision set to the
+// deletion's revision.
 func (s *Store) Delete(key string, expectModRevision int64) (KeyValue, error) {
+	if key == "" {
+		return KeyValue{}, ErrEmptyKey
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, ok := s.keys[key]
-	if !ok {
+	ki := s.index.get(key)
+	var old *KeyValue
+	if ki != nil {
+		old = ki.current()
+	}
+	if old == nil {
 		return KeyValue{}, ErrNotFound
 	}
 	if expectModRevision != 0 && old.ModRevision != expectModRevision {
 		return *old, ErrConflict
 	}
-	s.rev++
-	delete(s.keys, key)
-	prev := *old
-	gone := prev
-	gone.ModRevision = s.rev
-	s.publish(Event{Type: Delete, KV: gone, PrevKV: &prev})
+	gone := s.delete(ki, s.rev+1)
+	s.commit(s.rev + 1)
 	return gone, nil
+}
+
+// put writes key at revision rev and publishes the event; ki is the key's
+// index or nil for a key never seen (or fully compacted). The caller commits
+// rev. Called with s.mu held for writing.
+func (s *Store) put(ki *keyIndex, key string, value []byte, rev int64) *KeyValue {
+	if ki == nil {
+		ki = &keyIndex{key: key}
+		s.index.insert(ki)
+	}
+	prev := ki.current()
+	kv := ki.put(value, rev)
+	if prev == nil {
+		s.sizes.keys++
+	} else {
+		s.sizes.liveBytes -= kvSize(prev)
+	}
+	s.sizes.liveBytes += kvSize(kv)
+	s.sizes.revs++
+	s.sizes.revBytes += kvSize(kv)
+	s.publish(Event{Type: Put, KV: *kv, PrevKV: prev})
+	return kv
+}
+
+// delete removes the live key of ki at revision rev, publishes the event and
+// returns the deleted value with the delete's revision. The caller commits
+// rev. Called with s.mu held for writing.
+func (s *Store) delete(ki *keyIndex, rev int64) KeyValue {
+	prev := ki.current()
+	ki.tombstone(rev)
+	s.sizes.keys--
+	s.sizes.liveBytes -= kvSize(prev)
+	gone := *prev
+	gone.ModRevision = rev
+	s.publish(Event{Type: Delete, KV: gone, PrevKV: prev})
+	return gone
 }
 
 // publish records ev in the history and queues it for every matching watcher.
 // Called with s.mu held for writing.
 func (s *Store) publish(ev Event) {
-	s.history = append(s.history, ev)
-	if over := len(s.history) - s.cfg.HistoryLimit; over > 0 {
-		s.compacted = s.history[over-1].Revision()
-		// Copy so the dropped events can be collected.
-		s.history = append([]Event(nil), s.history[over:]...)
-	}
+	s.history.append(ev)
 	for w := range s.watchers {
-		if strings.HasPrefix(ev.KV.Key, w.prefix) {
+		if inRange(ev.KV.Key, w.key, w.end) {
 			if !w.enqueue(ev, s.cfg.WatcherQueueLimit) {
 				delete(s.watchers, w)
 			}
@@ -239,8 +420,20 @@ func (s *Store) publish(ev Event) {
 	}
 }
 
-// Compact drops the history up to and including rev; watches from an older
-// revision then fail with ErrCompacted.
+// commit makes rev the current revision once its writes are in, then
+// compacts if the history has grown past its limit. Called with s.mu held
+// for writing.
+func (s *Store) commit(rev int64) {
+	s.rev = rev
+	if over := s.history.len() - s.cfg.HistoryLimit; over > 0 {
+		s.compact(s.history.at(over - 1).Revision())
+	}
+}
+
+// Compact forgets the revisions older than rev: afterwards GetAt, ListAt
+// and Range at an older revision, and watches from one, fail with
+// ErrCompacted. Compacting at or below the compacted revision is
+// ErrCompacted, beyond the current revision ErrFuture (etcd's rules).
 func (s *Store) Compact(rev int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -250,15 +443,57 @@ func (s *Store) Compact(rev int64) error {
 	if rev <= s.compacted {
 		return ErrCompacted
 	}
-	i := sort.Search(len(s.history), func(i int) bool { return s.history[i].Revision() > rev })
-	s.history = append([]Event(nil), s.history[i:]...)
-	s.compacted = rev
+	s.compact(rev)
 	return nil
 }
 
-// CompactedRevision is the newest revision that is no longer in the history.
-func (s *Store) CompactedRevision() int64 {
+// compact drops the events up to and including rev from the history and
+// compacts the index of every key they touched: a key revision that is no
+// longer needed was superseded by a later write at or before rev, whose
+// event is among those dropped now or was dropped by an earlier compaction.
+// Called with s.mu held for writing.
+func (s *Store) compact(rev int64) {
+	s.history.dropThrough(rev, func(ev Event) {
+		ki := s.index.get(ev.KV.Key)
+		if ki == nil {
+			return // already compacted away by an earlier event of this batch
+		}
+		n, b := ki.compact(rev)
+		s.sizes.revs -= n
+		s.sizes.revBytes -= b
+		if len(ki.generations) == 0 {
+			s.index.remove(ki.key)
+		}
+	})
+	s.compacted = rev
+}
+
+// Status is a summary of the store, for `etcdctl endpoint status`.
+type Status struct {
+	Revision        int64 // the current revision
+	CompactRevision int64 // the oldest readable revision
+	Keys            int   // keys that exist now
+	Revisions       int   // key revisions held, current and past (puts; deletes hold no value)
+	Events          int   // events in the watch history
+	Watchers        int   // open watches
+	// Size is the bytes of keys and values of every revision held: what
+	// etcd calls the database size. SizeInUse counts the current keys only;
+	// compaction brings Size down towards it.
+	Size, SizeInUse int64
+}
+
+// Status returns a summary of the store.
+func (s *Store) Status() Status {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.compacted
+	return Status{
+		Revision:        s.rev,
+		CompactRevision: s.compacted,
+		Keys:            s.sizes.keys,
+		Revisions:       s.sizes.revs,
+		Events:          s.history.len(),
+		Watchers:        len(s.watchers),
+		Size:            s.sizes.revBytes,
+		SizeInUse:       s.sizes.liveBytes,
+	}
 }

@@ -2,24 +2,24 @@ package store
 
 import (
 	"context"
-	"sort"
-	"strings"
 	"sync"
 )
 
-// Watcher streams the events of one key prefix in revision order, with no gaps.
+// Watcher streams the events of one key range in revision order, with no gaps
+// (upstream: server/storage/mvcc/watchable_store.go and watcher.go).
 //
 // Events are queued for the watcher inside the writer's critical section, so
 // the order is the store's order; a goroutine hands them to ResultChan. A
 // watcher whose queue grows past Config.WatcherQueueLimit is dropped: its
 // channel closes and Err returns ErrWatcherTooSlow. Its reader must list again
-// (that is what a Kubernetes reflector does on a watch error).
+// (that is what a Kubernetes reflector does on a watch error). A slow reader
+// therefore never blocks a writer.
 type Watcher struct {
-	prefix string
-	out    chan Event
-	done   chan struct{}
-	stop   sync.Once
-	store  *Store
+	key, end string // the range [key, end), with etcd's conventions for end
+	out      chan Event
+	done     chan struct{}
+	stop     sync.Once
+	store    *Store
 
 	// mu guards queue, err and closed.
 	mu     sync.Mutex
@@ -29,17 +29,29 @@ type Watcher struct {
 	closed bool
 }
 
-// Watch streams every event under prefix with a revision greater than
-// afterRevision. afterRevision zero means "from now on". An afterRevision older
-// than the store's history is ErrCompacted; one newer than the current
-// revision is ErrFuture. The watch ends when ctx is done or Stop is called.
+// Watch streams every event for the keys starting with prefix with a revision
+// greater than afterRevision. afterRevision zero means "from now on". An
+// afterRevision older than the compacted revision is ErrCompacted; one newer
+// than the current revision is ErrFuture. The watch ends when ctx is done or
+// Stop is called.
+//
+// Listing at revision R (ListAt) and then watching after R sees every change
+// exactly once: the watch replays the retained history after R, then follows
+// live writes.
 func (s *Store) Watch(ctx context.Context, prefix string, afterRevision int64) (*Watcher, error) {
+	return s.WatchRange(ctx, prefix, PrefixEnd(prefix), afterRevision)
+}
+
+// WatchRange is Watch for the key range [key, end), with Range's conventions
+// for end: "" watches the single key, "\x00" every key >= key.
+func (s *Store) WatchRange(ctx context.Context, key, end string, afterRevision int64) (*Watcher, error) {
 	w := &Watcher{
-		prefix: prefix,
-		out:    make(chan Event),
-		done:   make(chan struct{}),
-		wake:   make(chan struct{}, 1),
-		store:  s,
+		key:   key,
+		end:   end,
+		out:   make(chan Event),
+		done:  make(chan struct{}),
+		wake:  make(chan struct{}, 1),
+		store: s,
 	}
 	s.mu.Lock()
 	if afterRevision != 0 {
@@ -51,9 +63,8 @@ func (s *Store) Watch(ctx context.Context, prefix string, afterRevision int64) (
 			s.mu.Unlock()
 			return nil, ErrFuture
 		}
-		i := sort.Search(len(s.history), func(i int) bool { return s.history[i].Revision() > afterRevision })
-		for _, ev := range s.history[i:] {
-			if strings.HasPrefix(ev.KV.Key, prefix) {
+		for _, ev := range s.history.after(afterRevision) {
+			if inRange(ev.KV.Key, key, end) {
 				w.queue = append(w.queue, ev)
 			}
 		}
@@ -71,7 +82,8 @@ func (s *Store) Watch(ctx context.Context, prefix string, afterRevision int64) (
 func (w *Watcher) ResultChan() <-chan Event { return w.out }
 
 // Err says why the channel closed: nil after Stop or a done context,
-// ErrWatcherTooSlow when the watcher was dropped.
+// ErrWatcherTooSlow when the watcher was dropped, ErrCompacted when the
+// store was restored from a snapshot under it.
 func (w *Watcher) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -88,6 +100,31 @@ func (w *Watcher) Stop() {
 	})
 }
 
+// RequestProgress asks for a Progress event (etcd's progress notification,
+// which kube-apiserver turns into watch BOOKMARK events). The event carries
+// the store's revision at the moment of the call and is queued in order with
+// the watch's other events, so:
+//
+//   - every event of this watch with a revision up to and including the
+//     Progress revision is delivered before it, and
+//   - every event delivered after it has a greater revision.
+//
+// A client that has read the Progress event may therefore resume with a watch
+// after its revision and miss nothing: a resourceVersion that is safe to put
+// in a BOOKMARK. It does nothing on a watch that has ended; like any event,
+// it counts against the queue limit.
+func (w *Watcher) RequestProgress() {
+	s := w.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.watchers[w]; !ok {
+		return
+	}
+	if !w.enqueue(Event{Type: Progress, KV: KeyValue{ModRevision: s.rev}}, s.cfg.WatcherQueueLimit) {
+		delete(s.watchers, w)
+	}
+}
+
 // enqueue adds ev; it reports false (and marks the watcher dropped) when the
 // queue is over limit. Called with the store's lock held.
 func (w *Watcher) enqueue(ev Event, limit int) bool {
@@ -97,13 +134,7 @@ func (w *Watcher) enqueue(ev Event, limit int) bool {
 		return false
 	}
 	if len(w.queue) >= limit {
-		w.closed = true
-		w.err = ErrWatcherTooSlow
-		w.queue = nil
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+		w.closeLocked(ErrWatcherTooSlow)
 		return false
 	}
 	w.queue = append(w.queue, ev)
@@ -112,6 +143,27 @@ func (w *Watcher) enqueue(ev Event, limit int) bool {
 	default:
 	}
 	return true
+}
+
+// cancel ends the watch with err after the events already queued are
+// dropped. Called with the store's lock held; the caller removes w from the
+// store's watchers.
+func (w *Watcher) cancel(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closeLocked(err)
+	}
+}
+
+func (w *Watcher) closeLocked(err error) {
+	w.closed = true
+	w.err = err
+	w.queue = nil
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (w *Watcher) pump(ctx context.Context) {

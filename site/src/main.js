@@ -7,7 +7,8 @@ import '@xterm/xterm/css/xterm.css';
 import './style.css';
 
 import { Cluster } from './bridge.js';
-import { Console, wrap } from './terminal.js';
+import { Console } from './terminal.js';
+import { wrap } from './text.js';
 import { ClusterView } from './clusterview.js';
 import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 

@@ -10,48 +10,11 @@
 
 import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
+import { width } from './text.js';
 
 const PROMPT = '\x1b[1;38;5;75m$\x1b[0m ';
 const PROMPT_WIDTH = 2;
 const HISTORY_MAX = 500;
-
-// Columns a character takes in a terminal: 2 for East Asian wide characters.
-function charWidth(ch) {
-  const c = ch.codePointAt(0);
-  if (c < 0x1100) return 1;
-  return (c <= 0x115f || (c >= 0x2e80 && c <= 0xa4cf) || (c >= 0xac00 && c <= 0xd7a3)
-    || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xfe30 && c <= 0xfe4f) || (c >= 0xff00 && c <= 0xff60)
-    || (c >= 0xffe0 && c <= 0xffe6) || (c >= 0x1f300 && c <= 0x1faff) || (c >= 0x20000 && c <= 0x3fffd)) ? 2 : 1;
-}
-
-const width = (chars) => chars.reduce((n, ch) => n + charWidth(ch), 0);
-
-/**
- * Wrap prose to cols columns: breaks between words, and between any two
- * CJK characters (Japanese has no spaces). Returns lines joined by CRLF.
- */
-export function wrap(text, cols) {
-  const tokens = text.match(/[\u3000-\u9fff\uff00-\uffef]|[^\s\u3000-\u9fff\uff00-\uffef]+|\s+/g) || [];
-  const lines = [];
-  let line = '';
-  let w = 0;
-  for (const tok of tokens) {
-    const tw = width([...tok]);
-    if (/^\s+$/.test(tok)) {
-      if (w > 0 && w + tw < cols) { line += tok; w += tw; }
-      continue;
-    }
-    if (w + tw > cols && w > 0) {
-      lines.push(line.trimEnd());
-      line = '';
-      w = 0;
-    }
-    line += tok;
-    w += tw;
-  }
-  if (line) lines.push(line.trimEnd());
-  return lines.join('\r\n');
-}
 
 export class Console {
   /**
