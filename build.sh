@@ -146,7 +146,12 @@ cmd_bench() {
   log "sizes of the built site"
   go run ./site/build -sizes -out "$DIST"
   log "Go benchmarks (core)"
-  go test -run '^$' -bench . -benchmem -benchtime 200ms ./core/...
+  local out status=0
+  out=$(mktemp)
+  go test -run '^$' -bench . -benchmem -benchtime 200ms ./core/... >"$out" 2>&1 || status=$?
+  grep -E '^(pkg:|Benchmark|FAIL|---|panic)' "$out" || true
+  rm -f "$out"
+  [ "$status" -eq 0 ] || { echo "build.sh bench: Go benchmarks failed" >&2; exit "$status"; }
   log "page load to first kubectl get nodes output (headless Chromium, 5 runs)"
   KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_BENCH_RUNS=5 \
     go test -count=1 -run '^TestFirstOutputTime$' -v ./test/browser/ | grep -E 'median|run [0-9]+:|FAIL|ok'
