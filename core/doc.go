@@ -1,0 +1,42 @@
+// Package core is kubetab's Kubernetes control plane: a plain Go library that
+// runs the same way natively and in a browser tab (GOOS=js, in a Web Worker).
+// Nothing under core/ imports syscall/js; the browser glue lives in wasm/.
+//
+// # Organization
+//
+// The folders are named after the components a learner meets in the
+// architecture diagram, so "where does the scheduler pick a node?" has one
+// answer. Follow a Deployment from kubectl to a running container:
+//
+//   - kubectl: the CLI the console runs. It is only an HTTP client: it asks
+//     the API server for discovery, sends JSON, and draws the Tables the server
+//     builds (printers).
+//   - apiserver: kube-apiserver's HTTP handler. It parses the path into a
+//     verb and a resource, decodes the body (JSON, YAML or protobuf), and hands
+//     the object to the registry.
+//   - apiserver/registry: defaulting, validation and admission per resource
+//     (the "strategies"), resourceVersion checks, graceful deletion and
+//     finalizers; then a write to the store.
+//   - store: etcd. A global revision, compare-and-swap writes, watches from a
+//     revision. Keys look like /registry/deployments/default/web.
+//   - client: how the components below talk to the API server in-process:
+//     typed clients, informers (list + watch caches) and work queues.
+//   - controller/deployment: sees the Deployment, writes a ReplicaSet named
+//     web-<pod-template-hash>.
+//   - controller/replicaset: sees the ReplicaSet, creates Pods with no
+//     nodeName.
+//   - scheduler: sees Pods with no node, filters and scores the nodes with
+//     plugins, and binds the pod to the best one (pods/binding).
+//   - kubelet: one per node. Sees the Pods bound to its node; kubelet/cni gives
+//     each an IP from the node's podCIDR; kubelet/cri pulls the image (a .wasm
+//     module) and starts the container in wazero; the kubelet reports status
+//     and serves logs.
+//   - controller/garbagecollector: deletes what is left when an owner goes.
+//   - printers: the columns of `kubectl get`, as kube-apiserver prints them.
+//   - cluster: wires all of the above into one process: cluster.New, Start.
+//
+// Every arrow between components goes through the API server: the deployment
+// controller never calls the replica set controller; it writes an object that
+// the other one watches. That is the lesson of Kubernetes' design, and kubetab
+// keeps it.
+package core
