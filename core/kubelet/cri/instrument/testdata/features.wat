@@ -1,0 +1,60 @@
+;; features exercises what the instrumenter must rewrite: an imported function
+;; (its index stays), defined functions called directly, through a table and
+;; through ref.func (their indices shift), passive and declarative element
+;; segments, a funcref global, the start section, passive data with
+;; memory.init, memory.grow, recursion without loops, and a loop with a
+;; parameter (multi-value). run returns a checksum the test compares between
+;; the plain and the instrumented module.
+(module
+  (type $ii (func (param i32) (result i32)))
+  (import "env" "log" (func $log (param i32)))
+  (memory (export "memory") 1)
+  (table $t 4 funcref)
+  (global $started (mut i32) (i32.const 0))
+  (global $fref funcref (ref.func $double))
+  (data $d "\05\00\00\00")
+  (elem $e func $double $fib)
+  (elem declare func $double)
+  (func $double (type $ii) (i32.mul (local.get 0) (i32.const 2)))
+  (func $fib (type $ii)
+    (if (result i32) (i32.lt_u (local.get 0) (i32.const 2))
+      (then (local.get 0))
+      (else (i32.add (call $fib (i32.sub (local.get 0) (i32.const 1)))
+                     (call $fib (i32.sub (local.get 0) (i32.const 2)))))))
+  (func $init (global.set $started (i32.const 1)))
+  (start $init)
+  (func $sum (param $n i32) (result i32) (local $i i32) (local $acc i32)
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $acc (i32.add (local.get $acc) (local.get $i)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))
+    (local.get $acc))
+  (func $countdown (param $n i32) (result i32)
+    (local.get $n)
+    (loop $l (param i32) (result i32)
+      (i32.const 1)
+      (i32.sub)
+      (local.tee $n)
+      (local.get $n)
+      (br_if $l)))
+  (func $run (export "run") (result i64)
+    (local $acc i64)
+    (memory.init $d (i32.const 0) (i32.const 0) (i32.const 4))
+    (data.drop $d)
+    (table.init $t $e (i32.const 0) (i32.const 0) (i32.const 2))
+    (table.set $t (i32.const 2) (global.get $fref))
+    (call $log (i32.const 42))
+    ;; fib(load 0 = 5) through the table, then fib(20) directly
+    (local.set $acc (i64.extend_i32_u (call_indirect (type $ii) (i32.load (i32.const 0)) (i32.const 1))))
+    (local.set $acc (i64.add (i64.mul (local.get $acc) (i64.const 1000003)) (i64.extend_i32_u (call $fib (i32.const 20)))))
+    (local.set $acc (i64.add (i64.mul (local.get $acc) (i64.const 1000003)) (i64.extend_i32_u (call $sum (i32.const 100000)))))
+    (local.set $acc (i64.add (i64.mul (local.get $acc) (i64.const 1000003)) (i64.extend_i32_u (call_indirect (type $ii) (i32.const 21) (i32.const 2)))))
+    (local.set $acc (i64.add (i64.mul (local.get $acc) (i64.const 1000003)) (i64.extend_i32_u (call $call_ref_double))))
+    (local.set $acc (i64.add (i64.mul (local.get $acc) (i64.const 1000003)) (i64.extend_i32_u (memory.grow (i32.const 2)))))
+    (local.set $acc (i64.add (i64.mul (local.get $acc) (i64.const 1000003)) (i64.extend_i32_u (memory.size))))
+    (local.set $acc (i64.add (i64.mul (local.get $acc) (i64.const 1000003)) (i64.extend_i32_u (call $countdown (i32.const 1000)))))
+    (i64.add (i64.mul (local.get $acc) (i64.const 1000003)) (i64.extend_i32_u (global.get $started))))
+  (func $call_ref_double (result i32)
+    (call_indirect (type $ii) (i32.const 8) (ref.func $double) (drop) (i32.const 0))))
