@@ -55,7 +55,7 @@ type printFlags struct {
 }
 
 func (p *printFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&p.output, "output", "o", "", "Output format. One of: (json, yaml, name).")
+	cmd.Flags().StringVarP(&p.output, "output", "o", "", "Output format. One of: (json, yaml, name, go-template, go-template-file, template, templatefile, jsonpath, jsonpath-as-json, jsonpath-file).")
 	cmd.Flags().StringVar(&p.dryRun, "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 }
@@ -92,7 +92,7 @@ func (s *session) newCreateCommand() *cobra.Command {
 }
 
 func (s *session) runCreateFiles(files []string, pf *printFlags) error {
-	if err := checkOutputFormat(pf.output, "json", "yaml", "name"); err != nil {
+	if err := checkOutputFormat(pf.output, objectOutputFormats...); err != nil {
 		return err
 	}
 	dr, err := parseDryRun(pf.dryRun)
@@ -197,7 +197,7 @@ func (s *session) newCreateDeploymentCommand() *cobra.Command {
 			if len(images) > 1 && len(command) > 0 {
 				return fmt.Errorf("cannot specify multiple --image options and command")
 			}
-			if err := checkOutputFormat(pf.output, "json", "yaml", "name"); err != nil {
+			if err := checkOutputFormat(pf.output, objectOutputFormats...); err != nil {
 				return err
 			}
 			dr, err := parseDryRun(pf.dryRun)
@@ -278,7 +278,7 @@ func (s *session) newCreateNamespaceCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkOutputFormat(pf.output, "json", "yaml", "name"); err != nil {
+			if err := checkOutputFormat(pf.output, objectOutputFormats...); err != nil {
 				return err
 			}
 			dr, err := parseDryRun(pf.dryRun)

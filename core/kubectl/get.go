@@ -25,6 +25,10 @@ type getOptions struct {
 	showLabels        bool
 	noHeaders         bool
 	ignoreNotFound    bool
+	labelColumns      []string
+	sortBy            string
+	template          string
+	allowMissingKeys  bool
 }
 
 func (s *session) newGetCommand() *cobra.Command {
@@ -52,7 +56,11 @@ func (s *session) newGetCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error { return s.runGet(cmd, o, args) },
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "", "Output format. One of: (json, yaml, name, wide).")
+	f.StringVarP(&o.output, "output", "o", "", "Output format. One of: (json, yaml, name, go-template, go-template-file, template, templatefile, jsonpath, jsonpath-as-json, jsonpath-file, custom-columns, custom-columns-file, wide). See custom columns [https://kubernetes.io/docs/reference/kubectl/#custom-columns], golang template [http://golang.org/pkg/text/template/#pkg-overview] and jsonpath template [https://kubernetes.io/docs/reference/kubectl/jsonpath/].")
+	f.StringVar(&o.template, "template", "", "Template string or path to template file to use when -o=go-template, -o=go-template-file. The template format is golang templates [http://golang.org/pkg/text/template/#pkg-overview].")
+	f.BoolVar(&o.allowMissingKeys, "allow-missing-template-keys", true, "If true, ignore any errors in templates when a field or map key is missing in the template. Only applies to golang and jsonpath output formats.")
+	f.StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "Accepts a comma separated list of labels that are going to be presented as columns. Names are case-sensitive. You can also use multiple flag options like -L label1 -L label2...")
+	f.StringVar(&o.sortBy, "sort-by", "", "If non-empty, sort list types using this field specification.  The field specification is expressed as a JSONPath expression (e.g. '{.metadata.name}'). The field in the API resource specified by this JSONPath expression must be an integer or a string.")
 	f.StringVarP(&o.labelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2). Matching objects must satisfy all of the specified label constraints.")
 	f.StringVar(&o.fieldSelector, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.(e.g. --field-selector key1=value1,key2=value2). The server only supports a limited number of field queries per type.")
 	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
@@ -66,8 +74,26 @@ func (s *session) newGetCommand() *cobra.Command {
 }
 
 func (s *session) runGet(cmd *cobra.Command, o *getOptions, args []string) error {
-	if err := checkOutputFormat(o.output, outputFormats...); err != nil {
+	if o.template != "" && o.output == "" {
+		o.output = "go-template" // --template alone means a Go template, as upstream
+	}
+	if err := checkOutputFormat(o.output, getOutputFormats...); err != nil {
 		return err
+	}
+	var printer *objectPrinter
+	if o.output != "" && o.output != "wide" {
+		var err error
+		printer, err = newObjectPrinter(o.output, printerOptions{
+			template: o.template, allowMissing: o.allowMissingKeys, noHeaders: o.noHeaders, readFile: s.cli.cfg.ReadFile,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if o.sortBy != "" {
+		if _, err := relaxedJSONPath(o.sortBy); err != nil {
+			return err
+		}
 	}
 	if o.outputWatchEvents && !o.watch && !o.watchOnly {
 		return errors.New("--output-watch-events option can only be used with --watch or --watch-only")
@@ -86,10 +112,10 @@ func (s *session) runGet(cmd *cobra.Command, o *getOptions, args []string) error
 		}
 	}
 	if o.watch || o.watchOnly {
-		return s.watchGet(o, targets)
+		return s.watchGet(o, printer, targets)
 	}
-	if o.output != "" && o.output != "wide" {
-		return s.getGeneric(o, targets, len(targets) == 1 && len(targets[0].names) == 1)
+	if printer != nil {
+		return s.getGeneric(o, printer, targets, len(targets) == 1 && len(targets[0].names) == 1)
 	}
 
 	// Human-readable: one tabwriter for everything; a new table (and a blank
@@ -100,7 +126,7 @@ func (s *session) runGet(cmd *cobra.Command, o *getOptions, args []string) error
 	withKind := multipleKinds(targets)
 	var errs multiError
 	allNamespaced := !o.allNamespaces
-	var printer *tablePrinter
+	var tp *tablePrinter
 	var last *apiResource
 	for i := range targets {
 		t := targets[i]
@@ -123,16 +149,16 @@ func (s *session) runGet(cmd *cobra.Command, o *getOptions, args []string) error
 			}
 			opts := tableOptions{
 				Wide: o.output == "wide", NoHeaders: o.noHeaders, ShowLabels: o.showLabels,
-				WithNamespace: o.allNamespaces && t.res.Namespaced,
+				WithNamespace: o.allNamespaces && t.res.Namespaced, LabelColumns: o.labelColumns,
 			}
 			if withKind {
 				opts.Kind = t.res.kindName()
 			}
-			printer = &tablePrinter{opts: opts}
+			tp = &tablePrinter{opts: opts}
 			last = &targets[i].res
 		}
 		for _, table := range tables {
-			printer.print(tw, table, "")
+			tp.print(tw, table, "")
 		}
 	}
 	tw.Flush()
@@ -165,9 +191,18 @@ func multipleKinds(targets []target) bool {
 func (s *session) getTables(t target, o *getOptions) ([]*metav1.Table, []error) {
 	ns := s.namespaceFor(t.res, o.allNamespaces)
 	if len(t.names) == 0 {
-		table, err := s.getTable(t.res.path(ns, "", ""), listQuery(o.labelSelector, o.fieldSelector))
+		q := listQuery(o.labelSelector, o.fieldSelector)
+		if o.sortBy != "" {
+			q.Set("includeObject", "Object") // rows carry whole objects to sort by
+		}
+		table, err := s.getTable(t.res.path(ns, "", ""), q)
 		if err != nil {
 			return nil, []error{err}
+		}
+		if o.sortBy != "" {
+			if err := s.sortTable(t.res, ns, o, table); err != nil {
+				return nil, []error{err}
+			}
 		}
 		return []*metav1.Table{table}, nil
 	}
@@ -199,7 +234,7 @@ func (s *session) getTable(path string, q url.Values) (*metav1.Table, error) {
 
 // getGeneric prints -o yaml|json|name: the objects themselves. Several
 // objects print as one v1 List; a single named object prints alone.
-func (s *session) getGeneric(o *getOptions, targets []target, singleItem bool) error {
+func (s *session) getGeneric(o *getOptions, printer *objectPrinter, targets []target, singleItem bool) error {
 	var items []map[string]any
 	var errs multiError
 	for _, t := range targets {
@@ -228,15 +263,19 @@ func (s *session) getGeneric(o *getOptions, targets []target, singleItem bool) e
 			items = append(items, obj)
 		}
 	}
-	if singleItem && len(items) == 1 {
-		if err := printObject(s.out(), o.output, items[0]); err != nil {
+	if o.sortBy != "" && !singleItem {
+		if err := sortByPath(items, o.sortBy); err != nil {
 			return err
 		}
-	} else if o.output == "name" {
-		for _, it := range items {
-			fmt.Fprintln(s.out(), objectName(it))
+	}
+	if len(items) == 0 && len(errs) == 0 && o.ignoreNotFound {
+		return nil
+	}
+	if singleItem && len(items) == 1 {
+		if err := printer.print(s.out(), items[0]); err != nil {
+			return err
 		}
-	} else if err := printObject(s.out(), o.output, listOf(items)); err != nil {
+	} else if err := printer.print(s.out(), listOf(items)); err != nil {
 		return err
 	}
 	if len(errs) > 0 {
@@ -248,7 +287,7 @@ func (s *session) getGeneric(o *getOptions, targets []target, singleItem bool) e
 // watchGet is `kubectl get -w`: print the current state, then every change
 // the server streams (GET ...?watch=true&resourceVersion=<list's>), until
 // the watch ends or ctx is cancelled.
-func (s *session) watchGet(o *getOptions, targets []target) error {
+func (s *session) watchGet(o *getOptions, printer *objectPrinter, targets []target) error {
 	if len(targets) != 1 {
 		return fmt.Errorf("you may only specify a single resource type")
 	}
@@ -257,15 +296,15 @@ func (s *session) watchGet(o *getOptions, targets []target) error {
 		return fmt.Errorf("watch is only supported on individual resources and resource collections, but %d resources were found", len(t.names))
 	}
 	ns := s.namespaceFor(t.res, o.allNamespaces)
-	human := o.output == "" || o.output == "wide"
+	human := printer == nil
 	q := listQuery(o.labelSelector, o.fieldSelector)
 	if len(t.names) == 1 {
 		q = listQuery("", "metadata.name="+t.names[0])
 	}
 	tw := newTabWriter(s.out())
-	printer := &tablePrinter{opts: tableOptions{
+	tp := &tablePrinter{opts: tableOptions{
 		Wide: o.output == "wide", NoHeaders: o.noHeaders, ShowLabels: o.showLabels,
-		WithNamespace: o.allNamespaces && t.res.Namespaced, EventType: o.outputWatchEvents,
+		WithNamespace: o.allNamespaces && t.res.Namespaced, EventType: o.outputWatchEvents, LabelColumns: o.labelColumns,
 	}}
 	printed := 0
 
@@ -281,7 +320,7 @@ func (s *session) watchGet(o *getOptions, targets []target) error {
 		}
 		rv = table.ResourceVersion
 		if !o.watchOnly {
-			printer.print(tw, table, "ADDED")
+			tp.print(tw, table, "ADDED")
 			tw.Flush()
 		}
 	} else {
@@ -295,7 +334,7 @@ func (s *session) watchGet(o *getOptions, targets []target) error {
 		rv = listRV
 		if !o.watchOnly {
 			for _, it := range items {
-				if err := s.printWatched(o.output, it, printed); err != nil {
+				if err := s.printWatched(printer, it, printed); err != nil {
 					return err
 				}
 				printed++
@@ -334,7 +373,7 @@ func (s *session) watchGet(o *getOptions, targets []target) error {
 			if err != nil {
 				return err
 			}
-			printer.print(tw, table, ev.Type)
+			tp.print(tw, table, ev.Type)
 			tw.Flush()
 			continue
 		}
@@ -343,7 +382,7 @@ func (s *session) watchGet(o *getOptions, targets []target) error {
 			return err
 		}
 		setTypeMeta(obj, t.res)
-		if err := s.printWatched(o.output, obj, printed); err != nil {
+		if err := s.printWatched(printer, obj, printed); err != nil {
 			return err
 		}
 		printed++
@@ -352,9 +391,55 @@ func (s *session) watchGet(o *getOptions, targets []target) error {
 
 // printWatched prints one watched object for -o yaml|json|name; YAML
 // documents are separated by "---".
-func (s *session) printWatched(format string, obj map[string]any, n int) error {
-	if format == "yaml" && n > 0 {
+func (s *session) printWatched(p *objectPrinter, obj map[string]any, n int) error {
+	if p.format == "yaml" && n > 0 {
 		fmt.Fprintln(s.out(), "---")
 	}
-	return printObject(s.out(), format, obj)
+	return p.print(s.out(), obj)
+}
+
+// sortTable orders a table's rows by --sort-by (upstream's TableSorter).
+// The rows carry whole objects when the server honours
+// includeObject=Object; a server that sent only metadata gets the objects
+// fetched once more, as a list, and matched by uid.
+func (s *session) sortTable(res apiResource, ns string, o *getOptions, table *metav1.Table) error {
+	objs := make([]map[string]any, len(table.Rows))
+	full := true
+	for i, row := range table.Rows {
+		m := map[string]any{}
+		if len(row.Object.Raw) > 0 {
+			if err := decodeJSON(row.Object.Raw, &m); err != nil {
+				return err
+			}
+		}
+		if k, _ := m["kind"].(string); k == "" || k == "PartialObjectMetadata" {
+			full = false
+		}
+		objs[i] = m
+	}
+	if !full && len(objs) > 0 {
+		items, _, err := s.listObjects(res, ns, listQuery(o.labelSelector, o.fieldSelector))
+		if err != nil {
+			return err
+		}
+		byUID := map[string]map[string]any{}
+		for _, it := range items {
+			byUID[nestedString(it, "metadata", "uid")] = it
+		}
+		for i, m := range objs {
+			if it, ok := byUID[nestedString(m, "metadata", "uid")]; ok {
+				objs[i] = it
+			}
+		}
+	}
+	idx, err := sortOrder(objs, o.sortBy)
+	if err != nil {
+		return err
+	}
+	rows := make([]metav1.TableRow, len(objs))
+	for k, i := range idx {
+		rows[k] = table.Rows[i]
+	}
+	table.Rows = rows
+	return nil
 }

@@ -23,12 +23,13 @@ func newTabWriter(out io.Writer) *tabwriter.Writer {
 
 // tableOptions are the display choices of `kubectl get`.
 type tableOptions struct {
-	Wide          bool   // -o wide: also the columns with priority > 0
-	NoHeaders     bool   // --no-headers
-	WithNamespace bool   // -A: a NAMESPACE column first
-	ShowLabels    bool   // --show-labels: a LABELS column last
-	Kind          string // set when several kinds print: names become "pod/web"
-	EventType     bool   // --output-watch-events: an EVENT column first
+	Wide          bool     // -o wide: also the columns with priority > 0
+	NoHeaders     bool     // --no-headers
+	WithNamespace bool     // -A: a NAMESPACE column first
+	ShowLabels    bool     // --show-labels: a LABELS column last
+	LabelColumns  []string // -L app,tier: a column per label key, before LABELS
+	Kind          string   // set when several kinds print: names become "pod/web"
+	EventType     bool     // --output-watch-events: an EVENT column first
 }
 
 // tablePrinter is cli-runtime's HumanReadablePrinter for server-side tables:
@@ -99,6 +100,10 @@ func (p *tablePrinter) print(w io.Writer, table *metav1.Table, eventType string)
 				header = append(header, strings.ToUpper(c.Name))
 			}
 		}
+		for _, l := range opts.LabelColumns {
+			parts := strings.Split(l, "/")
+			header = append(header, strings.ToUpper(parts[len(parts)-1]))
+		}
 		if opts.ShowLabels {
 			header = append(header, "LABELS")
 		}
@@ -131,12 +136,15 @@ func (p *tablePrinter) print(w io.Writer, table *metav1.Table, eventType string)
 			}
 			cells = append(cells, s)
 		}
+		var rowLabels map[string]string
+		if meta != nil {
+			rowLabels = meta.Labels
+		}
+		for _, l := range opts.LabelColumns {
+			cells = append(cells, rowLabels[l])
+		}
 		if opts.ShowLabels {
-			var l map[string]string
-			if meta != nil {
-				l = meta.Labels
-			}
-			cells = append(cells, labels.FormatLabels(l))
+			cells = append(cells, labels.FormatLabels(rowLabels))
 		}
 		fmt.Fprintln(w, strings.Join(cells, "\t"))
 	}
