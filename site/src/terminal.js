@@ -15,6 +15,22 @@ import { width } from './text.js';
 const PROMPT = '\x1b[1;38;5;75m$\x1b[0m ';
 const PROMPT_WIDTH = 2;
 const HISTORY_MAX = 500;
+const HISTORY_KEY = 'kubetab.history';
+
+// The history survives a reload (the cluster does not, but the commands that
+// built it are worth having at hand).
+function loadHistory() {
+  try {
+    const h = JSON.parse(localStorage.getItem(HISTORY_KEY) || '[]');
+    return Array.isArray(h) ? h.filter((l) => typeof l === 'string').slice(-HISTORY_MAX) : [];
+  } catch {
+    return [];
+  }
+}
+
+function saveHistory(history) {
+  try { localStorage.setItem(HISTORY_KEY, JSON.stringify(history.slice(-100))); } catch { /* storage may be disabled */ }
+}
 
 export class Console {
   /**
@@ -52,8 +68,8 @@ export class Console {
 
     this.line = [];       // the line being edited, as characters
     this.cursor = 0;      // index into line
-    this.history = [];
-    this.histIndex = 0;   // == history.length while editing a new line
+    this.history = loadHistory();
+    this.histIndex = this.history.length; // == history.length while editing a new line
     this.draft = [];      // the new line, kept while browsing history
     this.running = null;  // {cancel} while a command runs
     this.typeahead = '';
@@ -225,6 +241,7 @@ export class Console {
     if (this.history[this.history.length - 1] !== text) {
       this.history.push(text);
       if (this.history.length > HISTORY_MAX) this.history.shift();
+      saveHistory(this.history);
     }
     this.exec(text);
   }
