@@ -32,16 +32,27 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	data, err := json.Marshal(v)
+	writeEncoded(w, output{mediaType: "application/json"}, code, v)
+}
+
+// writeEncoded writes v in the negotiated media type.
+func writeEncoded(w http.ResponseWriter, out output, code int, v any) {
+	data, err := out.encode(v)
 	if err != nil {
 		code = http.StatusInternalServerError
+		out.mediaType = "application/json"
 		data = []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"encode failed","code":500}`)
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", out.mediaType)
 	w.WriteHeader(code)
 	_, _ = w.Write(data)
-	_, _ = w.Write([]byte("\n"))
+	if out.mediaType == "application/json" {
+		_, _ = w.Write([]byte("\n"))
+	}
 }
+
+// jsonMarshal is how answers are encoded as JSON.
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 func notFoundPath(path string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
@@ -53,8 +64,4 @@ func notFoundPath(path string) error {
 
 func internalError(p any) error {
 	return apierrors.NewInternalError(fmt.Errorf("panic: %v", p))
-}
-
-func methodNotAllowed(verb, resource string) error {
-	return apierrors.NewMethodNotSupported(groupResource(resource), verb)
 }

@@ -32,12 +32,16 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 	default:
 		return unsupportedMedia(r.Header.Get("Content-Type"))
 	}
+	wo, err := parseWriteOptions(r, "patch", pt)
+	if err != nil {
+		return err
+	}
 	patchBytes, err := s.readBody(r)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	opts := registry.UpdateOptions{DryRun: dryRun(r)}
+	opts := registry.UpdateOptions{DryRun: wo.DryRun}
 	for attempt := 0; attempt < 5; attempt++ {
 		var cur runtime.Object
 		var want = st.Resource.GroupVersionKind()
@@ -86,8 +90,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, out)
-		return nil
+		return s.writeObject(w, info, http.StatusOK, out)
 	}
 	return apierrors.NewConflict(st.Resource.GroupResource(), info.Name, fmt.Errorf("too many conflicts while patching"))
 }

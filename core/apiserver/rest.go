@@ -8,17 +8,16 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/printers"
@@ -33,6 +32,8 @@ type requestInfo struct {
 	Resource    string
 	Name        string
 	Subresource string
+	// Out is the negotiated encoding and shape of the answer.
+	Out output
 }
 
 // parseRequest splits a resource path. ok is false for paths that are not
@@ -70,11 +71,11 @@ func parseRequest(r *http.Request) (info requestInfo, parts []string, err error)
 	if info.Resource == "namespaces" && info.Name != "" {
 		info.Namespace = info.Name
 	}
-	watch := r.URL.Query().Get("watch")
+	watch, _ := queryBool(r.URL.Query(), "watch")
 	switch r.Method {
-	case http.MethodGet, http.MethodHead:
+	case http.MethodGet:
 		switch {
-		case info.Name == "" && (watch == "true" || watch == "1"):
+		case info.Name == "" && watch:
 			info.Verb = "watch"
 		case info.Name == "":
 			info.Verb = "list"
@@ -94,7 +95,7 @@ func parseRequest(r *http.Request) (info requestInfo, parts []string, err error)
 			info.Verb = "delete"
 		}
 	default:
-		return info, nil, apierrors.NewMethodNotSupported(schema.GroupResource{Group: info.GV.Group, Resource: info.Resource}, r.Method)
+		return info, nil, methodNotAllowed()
 	}
 	return info, parts, nil
 }
@@ -105,22 +106,19 @@ func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// /apis/<group> is a group document, not a resource path.
 		segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-		if len(segs) == 2 && segs[0] == "apis" {
-			order, versions := s.groupVersions()
-			for _, g := range order {
-				if g == segs[1] {
-					grp := s.apiGroup(g, versions[g])
-					grp.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
-					writeJSON(w, http.StatusOK, &grp)
-					return
-				}
-			}
+		if len(segs) == 2 && segs[0] == "apis" && r.Method == http.MethodGet {
+			s.groupDocument(w, r, segs[1])
+			return
 		}
 		writeError(w, r, err)
 		return
 	}
 	if len(parts) == 0 {
-		s.resourceList(w, info.GV)
+		if r.Method != http.MethodGet {
+			writeError(w, r, methodNotAllowed())
+			return
+		}
+		s.resourceList(w, r, info.GV)
 		return
 	}
 	st, ok := s.reg.Lookup(schema.GroupResource{Group: info.GV.Group, Resource: info.Resource})
@@ -142,6 +140,14 @@ func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
 	}
 	if info.Resource == "namespaces" {
 		info.Namespace = ""
+	}
+	if info.Subresource != "log" {
+		// Negotiate before doing anything: a client that cannot read the
+		// answer must not get its create applied (upstream does the same).
+		if info.Out, err = negotiate(r, shapeTable, shapeMetadata); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	var handlerErr error
 	switch info.Verb {
@@ -167,17 +173,27 @@ func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// writeObject answers with obj, as a Table when asked.
-func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, obj runtime.Object) error {
-	if wantsTable(r) && r.Method == http.MethodGet {
-		t, err := printers.ToTable(obj, s.now())
-		if err != nil {
-			return apierrors.NewInternalError(err)
+// writeObject answers with obj in the negotiated encoding and shape: the
+// object, a Table (kubectl get) or PartialObjectMetadata. A Status is always
+// itself.
+func (s *Server) writeObject(w http.ResponseWriter, info requestInfo, code int, obj runtime.Object) error {
+	if _, isStatus := obj.(*metav1.Status); !isStatus {
+		switch info.Out.shape {
+		case shapeTable:
+			t, err := printers.ToTable(obj, s.now())
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			obj = t
+		case shapeMetadata:
+			m, err := asMetadata(obj)
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			obj = m
 		}
-		writeJSON(w, code, t)
-		return nil
 	}
-	writeJSON(w, code, obj)
+	writeEncoded(w, info.Out, code, obj)
 	return nil
 }
 
@@ -190,8 +206,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, st *registry.Store,
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, sc)
-		return nil
+		return s.writeObject(w, info, http.StatusOK, sc)
 	case "binding", "eviction":
 		return apierrors.NewMethodNotSupported(st.Resource.GroupResource(), "get")
 	}
@@ -199,7 +214,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, st *registry.Store,
 	if err != nil {
 		return err
 	}
-	return s.writeObject(w, r, http.StatusOK, obj)
+	return s.writeObject(w, info, http.StatusOK, obj)
 }
 
 func namespaceOf(st *registry.Store, info requestInfo) string {
@@ -209,49 +224,19 @@ func namespaceOf(st *registry.Store, info requestInfo) string {
 	return ""
 }
 
-// listOptions parses labelSelector, fieldSelector and resourceVersion.
-func listOptions(r *http.Request, st *registry.Store) (registry.ListOptions, error) {
-	q := r.URL.Query()
-	var opts registry.ListOptions
-	if ls := q.Get("labelSelector"); ls != "" {
-		sel, err := labels.Parse(ls)
-		if err != nil {
-			return opts, apierrors.NewBadRequest(err.Error())
-		}
-		opts.LabelSelector = sel
-	}
-	if fs := q.Get("fieldSelector"); fs != "" {
-		sel, err := fields.ParseSelector(fs)
-		if err != nil {
-			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
-		}
-		known := st.Resource.Strategy.Fields(st.Resource.New())
-		known["metadata.namespace"] = ""
-		for _, req := range sel.Requirements() {
-			if _, ok := known[req.Field]; !ok {
-				return opts, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
-			}
-		}
-		opts.FieldSelector = sel
-	}
-	opts.ResourceVersion = q.Get("resourceVersion")
-	opts.AllowWatchBookmarks = q.Get("allowWatchBookmarks") == "true"
-	return opts, nil
-}
-
 func (s *Server) list(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
 	if info.Subresource != "" {
 		return notFoundPath(r.URL.Path)
 	}
-	opts, err := listOptions(r, st)
+	p, err := parseListParams(r, st, "list")
 	if err != nil {
 		return err
 	}
-	list, err := st.List(r.Context(), namespaceOf(st, info), opts)
+	list, err := s.listObjects(st, namespaceOf(st, info), p)
 	if err != nil {
 		return err
 	}
-	return s.writeObject(w, r, http.StatusOK, list)
+	return s.writeObject(w, info, http.StatusOK, list)
 }
 
 // readBody reads a request body within the size limit.
@@ -266,10 +251,12 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	return data, nil
 }
 
-func dryRun(r *http.Request) bool { return len(r.URL.Query()["dryRun"]) > 0 }
-
 func (s *Server) create(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
 	ctx := r.Context()
+	wo, err := parseWriteOptions(r, "create", "")
+	if err != nil {
+		return err
+	}
 	switch info.Subresource {
 	case "binding":
 		b := &corev1.Binding{}
@@ -285,11 +272,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, st *registry.Sto
 		if b.Name != info.Name {
 			return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", b.Name, info.Name))
 		}
-		if _, err := st.Bind(ctx, b); err != nil {
+		if wo.DryRun {
+			err = dryRunBind(ctx, st, b)
+		} else {
+			_, err = st.Bind(ctx, b)
+		}
+		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusCreated, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
-		return nil
+		return s.writeObject(w, info, http.StatusCreated, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
 	case "":
 	default:
 		return apierrors.NewMethodNotSupported(st.Resource.GroupResource(), "create")
@@ -301,17 +292,45 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, st *registry.Sto
 	if err := s.decode(w, r, st.Resource.GroupVersionKind(), obj); err != nil {
 		return err
 	}
-	out, err := st.Create(ctx, info.Namespace, obj, registry.CreateOptions{DryRun: dryRun(r)})
+	out, err := st.Create(ctx, info.Namespace, obj, registry.CreateOptions{DryRun: wo.DryRun})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, out)
+	return s.writeObject(w, info, http.StatusCreated, out)
+}
+
+// dryRunBind checks a pods/binding as Bind would, and writes nothing.
+func dryRunBind(ctx context.Context, st *registry.Store, b *corev1.Binding) error {
+	gk := corev1.SchemeGroupVersion.WithKind("Binding").GroupKind()
+	if b.Target.Kind != "" && b.Target.Kind != "Node" {
+		return apierrors.NewInvalid(gk, b.Name, field.ErrorList{field.NotSupported(field.NewPath("target", "kind"), b.Target.Kind, []string{"Node", "<empty>"})})
+	}
+	if b.Target.Name == "" {
+		return apierrors.NewInvalid(gk, b.Name, field.ErrorList{field.Required(field.NewPath("target", "name"), "")})
+	}
+	obj, err := st.Get(ctx, b.Namespace, b.Name)
+	if err != nil {
+		return err
+	}
+	pod := obj.(*corev1.Pod)
+	switch {
+	case pod.DeletionTimestamp != nil:
+		return apierrors.NewConflict(st.Resource.GroupResource(), pod.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))
+	case pod.Spec.NodeName != "":
+		return apierrors.NewConflict(st.Resource.GroupResource(), pod.Name, fmt.Errorf("pod %v is already assigned to node %q", pod.Name, pod.Spec.NodeName))
+	case b.UID != "" && b.UID != pod.UID:
+		return apierrors.NewConflict(st.Resource.GroupResource(), pod.Name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", b.UID, pod.UID))
+	}
 	return nil
 }
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
 	ctx := r.Context()
-	opts := registry.UpdateOptions{DryRun: dryRun(r)}
+	wo, err := parseWriteOptions(r, "update", "")
+	if err != nil {
+		return err
+	}
+	opts := registry.UpdateOptions{DryRun: wo.DryRun}
 	switch info.Subresource {
 	case "scale":
 		sc := &autoscalingv1.Scale{}
@@ -325,8 +344,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, st *registry.Sto
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, out)
-		return nil
+		return s.writeObject(w, info, http.StatusOK, out)
 	case "status", "":
 		opts.Subresource = info.Subresource
 	case "finalize":
@@ -345,8 +363,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, st *registry.Sto
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeObject(w, info, http.StatusOK, out)
 }
 
 // checkNames refuses a body whose name or namespace differs from the URL.
@@ -385,18 +402,16 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, st *registry.Sto
 		return err
 	}
 	if !gone {
-		writeJSON(w, http.StatusOK, obj)
-		return nil
+		return s.writeObject(w, info, http.StatusOK, obj)
 	}
 	acc, _ := meta.Accessor(obj)
-	writeJSON(w, http.StatusOK, &metav1.Status{
+	return s.writeObject(w, info, http.StatusOK, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,
 		Details: &metav1.StatusDetails{
 			Name: info.Name, Group: st.Resource.Group, Kind: st.Resource.Resource, UID: acc.GetUID(),
 		},
 	})
-	return nil
 }
 
 // deleteOptions reads DeleteOptions from the body and the query.
@@ -412,32 +427,31 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		}
 	}
 	q := r.URL.Query()
-	if g := q.Get("gracePeriodSeconds"); g != "" {
-		n, err := strconv.ParseInt(g, 10, 64)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", g))
-		}
-		opts.GracePeriodSeconds = &n
+	grace, err := queryInt64(q, "gracePeriodSeconds")
+	if err != nil {
+		return nil, err
+	}
+	if grace != nil {
+		opts.GracePeriodSeconds = grace
 	}
 	if p := q.Get("propagationPolicy"); p != "" {
 		pp := metav1.DeletionPropagation(p)
 		opts.PropagationPolicy = &pp
 	}
-	if dryRun(r) {
-		opts.DryRun = []string{metav1.DryRunAll}
+	if v, ok := queryBool(q, "orphanDependents"); ok {
+		opts.OrphanDependents = &v //nolint:staticcheck // still part of the API
 	}
-	if pp := opts.PropagationPolicy; pp != nil {
-		switch *pp {
-		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
-		default:
-			return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "DeleteOptions"}, "", nil)
-		}
+	if dry := q["dryRun"]; len(dry) > 0 {
+		opts.DryRun = dry
+	}
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}
 	return opts, nil
 }
 
 func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, st *registry.Store, info requestInfo) error {
-	lopts, err := listOptions(r, st)
+	lopts, err := parseListParams(r, st, "deletecollection")
 	if err != nil {
 		return err
 	}
@@ -445,7 +459,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, st *re
 	if err != nil {
 		return err
 	}
-	list, err := st.List(r.Context(), namespaceOf(st, info), lopts)
+	list, err := st.List(r.Context(), namespaceOf(st, info), lopts.ListOptions)
 	if err != nil {
 		return err
 	}
@@ -456,8 +470,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, st *re
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, list)
-	return nil
+	return s.writeObject(w, info, http.StatusOK, list)
 }
 
 // logs serves pods/{name}/log.
@@ -542,15 +555,3 @@ func (f *flushWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// timeout reads timeoutSeconds, with a default.
-func timeout(r *http.Request, def time.Duration) time.Duration {
-	if v := r.URL.Query().Get("timeoutSeconds"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			return time.Duration(n) * time.Second
-		}
-	}
-	return def
-}
-
-var _ = context.Background

@@ -26,7 +26,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,6 +64,19 @@ type Config struct {
 	MaxRequestBodyBytes int64
 	// ExternalAddress is reported in /api's serverAddressByClientCIDRs.
 	ExternalAddress string
+	// RequestTimeout bounds every request that is not long-running (watches
+	// and pods/log are): past it the answer is 504 "Timeout: request did not
+	// complete within the allotted timeout". A client's ?timeout= shortens
+	// it. Zero means 60 s, kube-apiserver's --request-timeout; negative
+	// means no limit.
+	RequestTimeout time.Duration
+	// MinRequestTimeout: a watch without timeoutSeconds ends after a random
+	// time between this and twice this, so clients reconnect spread out.
+	// Zero means 30 minutes, kube-apiserver's --min-request-timeout.
+	MinRequestTimeout time.Duration
+	// BookmarkInterval is how often a watch that allows bookmarks gets one.
+	// Zero means a minute, as kube-apiserver's watch cache.
+	BookmarkInterval time.Duration
 }
 
 // Server is the API server's HTTP handler.
@@ -84,6 +96,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxRequestBodyBytes == 0 {
 		cfg.MaxRequestBodyBytes = 3 << 20
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = time.Minute
+	}
+	if cfg.MinRequestTimeout <= 0 {
+		cfg.MinRequestTimeout = 30 * time.Minute
+	}
+	if cfg.BookmarkInterval <= 0 {
+		cfg.BookmarkInterval = time.Minute
 	}
 	s := &Server{cfg: cfg, reg: cfg.Registry, mux: http.NewServeMux()}
 	s.mux.HandleFunc("/version", s.version)
@@ -105,8 +126,13 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// ServeHTTP serves the Kubernetes API.
+// ServeHTTP serves the Kubernetes API, within the request timeout.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.withTimeout(w, r, s.serve)
+}
+
+// serve routes a request and turns a panic into a 500 Status.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -119,13 +145,3 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) now() time.Time { return s.cfg.Clock.Now() }
-
-// wantsTable reports whether the client asked for the Table format.
-func wantsTable(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
-		if strings.Contains(part, "as=Table") && (strings.Contains(part, "g=meta.k8s.io") || !strings.Contains(part, "g=")) {
-			return true
-		}
-	}
-	return false
-}
