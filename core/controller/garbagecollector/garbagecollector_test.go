@@ -275,7 +275,7 @@ func TestNewValidates(t *testing.T) {
 	}{
 		{"no client", garbagecollector.Config{}},
 		{"negative workers", garbagecollector.Config{Client: e.Client, Workers: -1}},
-		{"resource not served", garbagecollector.Config{Client: e.Client, Resources: []schema.GroupResource{{Group: "batch", Resource: "jobs"}}}},
+		{"resource not served", garbagecollector.Config{Client: e.Client, Resources: []schema.GroupResource{{Group: "example.com", Resource: "widgets"}}}},
 	} {
 		if _, err := garbagecollector.New(tc.cfg); err == nil {
 			t.Errorf("%s: no error", tc.name)
