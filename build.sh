@@ -116,8 +116,11 @@ go_test_js() {
 }
 
 browser_tests() {
-  mkdir -p docs
-  KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_SCREENSHOT="$ROOT/docs/screenshot.png" \
+  # The deployment test saves a screenshot; KUBETAB_SCREENSHOT=docs/screenshot.png
+  # refreshes the README's picture, otherwise it goes to bin/ (not tracked).
+  local shot=${KUBETAB_SCREENSHOT:-$ROOT/bin/screenshot.png}
+  mkdir -p "$(dirname "$shot")"
+  KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_SCREENSHOT="$shot" \
     go test -count=1 -timeout 15m -v ./test/browser/
 }
 
