@@ -185,14 +185,16 @@ func asMetadata(obj runtime.Object) (runtime.Object, error) {
 		}
 		return out, nil
 	}
-	acc, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, err
-	}
 	out := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}}
-	if om, ok := acc.(*metav1.ObjectMeta); ok {
-		out.ObjectMeta = *om
+	oma, ok := obj.(metav1.ObjectMetaAccessor)
+	if !ok {
+		return nil, fmt.Errorf("%T has no metadata", obj)
 	}
+	om, ok := oma.GetObjectMeta().(*metav1.ObjectMeta)
+	if !ok {
+		return nil, fmt.Errorf("%T has no metadata", obj)
+	}
+	out.ObjectMeta = *om
 	return out, nil
 }
 

@@ -223,7 +223,7 @@ func TestWatchPartialObjectMetadata(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
-	if !strings.Contains(line, `"kind":"PartialObjectMetadata"`) || strings.Contains(line, `"spec"`) {
+	if !strings.Contains(line, `"kind":"PartialObjectMetadata"`) || !strings.Contains(line, `"name":"a"`) || strings.Contains(line, `"spec"`) {
 		t.Fatalf("event: %s", line)
 	}
 }
