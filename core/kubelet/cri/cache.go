@@ -10,6 +10,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/kubetab/kubetab/core/kubelet/cri/instrument"
 )
 
 // ErrCacheClosed is a pull or container start after CompileCache.Close.
@@ -44,8 +46,17 @@ const wasmPageSize = 64 << 10
 //
 // Compiled modules stay until Close: the catalog is small and the cache
 // belongs to the process, not to a node.
+//
+// Before compiling, the cache instruments the module (package instrument):
+// the guest then calls back into the runtime about every millisecond, which
+// is where it yields, is throttled to its CPU limit, is stopped, and where
+// growing past its memory limit kills it. Since the runtime enforces the
+// memory limit itself, an instrumented module needs no copy per limit.
+// WithoutInstrumentation makes a cache that runs modules as they are (for
+// comparison in tests and benchmarks).
 type CompileCache struct {
-	engine wazero.CompilationCache // the one interpreter engine behind every runtime below
+	engine     wazero.CompilationCache // the one interpreter engine behind every runtime below
+	instrument bool                    // set by NewCompileCache, read-only after
 
 	warmOnce sync.Once
 	warmErr  error
@@ -81,7 +92,8 @@ type wasmRuntime struct {
 // cachedModule is one digest in the cache.
 type cachedModule struct {
 	digest string
-	binary []byte
+	binary []byte        // what is compiled: the instrumented module, unless the cache runs them plain
+	size   int           // of the image's module as pulled
 	done   chan struct{} // closed when compiled and err are set
 
 	// Set before done is closed, read-only after.
@@ -100,15 +112,35 @@ type variant struct {
 	err      error
 }
 
-// NewCompileCache returns an empty cache. Close releases it.
-func NewCompileCache() *CompileCache {
-	return &CompileCache{
-		engine:   wazero.NewCompilationCache(),
-		runtimes: map[uint32]*wasmRuntime{},
-		modules:  map[string]*cachedModule{},
-		active:   map[*container]struct{}{},
-	}
+// CacheOption configures a CompileCache.
+type CacheOption func(*CompileCache)
+
+// WithoutInstrumentation makes a cache that compiles modules as they are.
+// Its guests cannot be stopped, throttled or yield on js/wasm while they loop
+// without calling the host, and a memory.grow past the memory limit fails
+// (the guest's malloc returns NULL) instead of ending the guest OOMKilled.
+// It exists to measure and test the instrumentation against.
+func WithoutInstrumentation() CacheOption {
+	return func(c *CompileCache) { c.instrument = false }
 }
+
+// NewCompileCache returns an empty cache. Close releases it.
+func NewCompileCache(opts ...CacheOption) *CompileCache {
+	c := &CompileCache{
+		engine:     wazero.NewCompilationCache(),
+		instrument: true,
+		runtimes:   map[uint32]*wasmRuntime{},
+		modules:    map[string]*cachedModule{},
+		active:     map[*container]struct{}{},
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Instrumented reports whether the cache instruments modules (the default).
+func (c *CompileCache) Instrumented() bool { return c.instrument }
 
 // Stats returns the cache's counters.
 func (c *CompileCache) Stats() CacheStats {
@@ -185,16 +217,22 @@ func (c *CompileCache) runtime(ctx context.Context, pages uint32) (*wasmRuntime,
 	}
 	// The interpreter: wazero's compiler does not exist on js/wasm, and one
 	// engine kind for every host keeps native tests honest about the browser.
-	// WithCloseOnContextDone makes the interpreter check for a stop at every
-	// loop header and call, which is how StopContainer ends a guest.
+	// An instrumented guest is stopped in kubetab.yield. A plain one relies
+	// on WithCloseOnContextDone: the interpreter checks for a stop at every
+	// loop header and call, which works natively (it needs another goroutine
+	// to notice the stop) but not on js/wasm.
 	cfg := wazero.NewRuntimeConfigInterpreter().
 		WithCompilationCache(c.engine).
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(!c.instrument).
 		WithMemoryLimitPages(pages)
 	rt := wazero.NewRuntimeWithConfig(context.WithoutCancel(ctx), cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("cri: instantiate WASI: %w", err)
+	}
+	if err := instantiateHost(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("cri: instantiate the kubetab host module: %w", err)
 	}
 	wr := &wasmRuntime{rt: rt, wasi: rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions()}
 	c.runtimes[pages] = wr
@@ -231,7 +269,7 @@ func (c *CompileCache) compile(ctx context.Context, img Image) (*cachedModule, e
 		m = c.modules[img.Digest]
 		mine := m == nil
 		if mine {
-			m = &cachedModule{digest: img.Digest, binary: img.Module, done: make(chan struct{}), limited: map[uint32]*variant{}}
+			m = &cachedModule{digest: img.Digest, binary: img.Module, size: len(img.Module), done: make(chan struct{}), limited: map[uint32]*variant{}}
 			c.modules[img.Digest] = m
 			c.compiles++
 		} else {
@@ -239,7 +277,7 @@ func (c *CompileCache) compile(ctx context.Context, img Image) (*cachedModule, e
 		}
 		c.mu.Unlock()
 		if mine {
-			m.compiled, m.minPages, m.err = c.compileCommand(ctx, img)
+			m.binary, m.compiled, m.minPages, m.err = c.compileCommand(ctx, img)
 			close(m.done)
 		}
 	}
@@ -255,23 +293,47 @@ func (c *CompileCache) compile(ctx context.Context, img Image) (*cachedModule, e
 	return m, nil
 }
 
-// compileCommand compiles a module without a memory limit and checks that it
-// is a WASI command. It returns the module's initial memory in pages.
-func (c *CompileCache) compileCommand(ctx context.Context, img Image) (wazero.CompiledModule, uint32, error) {
+// compileCommand instruments a module (unless the cache runs them plain),
+// compiles it without a memory limit and checks that it is a WASI command.
+// It returns what it compiled and the module's initial memory in pages.
+func (c *CompileCache) compileCommand(ctx context.Context, img Image) ([]byte, wazero.CompiledModule, uint32, error) {
+	bad := func(err error) ([]byte, wazero.CompiledModule, uint32, error) {
+		return nil, nil, 0, fmt.Errorf("%w: %s: %v", ErrInvalidImage, img.Ref, err)
+	}
 	wr, err := c.runtime(ctx, noLimit)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	cm, err := wr.rt.CompileModule(ctx, img.Module)
+	bin := img.Module
+	if c.instrument {
+		// The rewriter also bounds what a hostile module can make wazero
+		// allocate (see instrument.MaxLocals), so it runs first.
+		if bin, _, err = instrument.Module(img.Module); err != nil {
+			return bad(err)
+		}
+	}
+	cm, err := compileModule(ctx, wr.rt, bin)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %s: %v", ErrInvalidImage, img.Ref, err)
+		return bad(err)
 	}
-	minPages, err := validateCommand(cm, wr.wasi)
+	minPages, err := validateCommand(cm, wr.wasi, c.instrument)
 	if err != nil {
 		_ = cm.Close(ctx)
-		return nil, 0, fmt.Errorf("%w: %s: %v", ErrInvalidImage, img.Ref, err)
+		return bad(err)
 	}
-	return cm, minPages, nil
+	return bin, cm, minPages, nil
+}
+
+// compileModule is rt.CompileModule with a panic turned into an error:
+// wazero v1.12 panics on a few malformed modules, and a learner's upload must
+// not take the cluster down.
+func compileModule(ctx context.Context, rt wazero.Runtime, bin []byte) (cm wazero.CompiledModule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cm, err = nil, fmt.Errorf("malformed module (the decoder failed: %v)", r)
+		}
+	}()
+	return rt.CompileModule(ctx, bin)
 }
 
 // validateCommand checks what a WASI command must look like, so that a bad
@@ -282,7 +344,11 @@ func (c *CompileCache) compileCommand(ctx context.Context, img Image) (wazero.Co
 //   - it exports its memory as "memory" (WASI functions read and write there);
 //   - every import is a wasi_snapshot_preview1 function wazero provides, with
 //     the same signature.
-func validateCommand(cm wazero.CompiledModule, wasi map[string]api.FunctionDefinition) (minPages uint32, err error) {
+//
+// An instrumented module also imports the two kubetab functions the
+// instrumenter added (a module that imported them itself was refused by the
+// instrumenter).
+func validateCommand(cm wazero.CompiledModule, wasi map[string]api.FunctionDefinition, instrumented bool) (minPages uint32, err error) {
 	exports := cm.ExportedFunctions()
 	start, ok := exports["_start"]
 	if !ok {
@@ -303,6 +369,9 @@ func validateCommand(cm wazero.CompiledModule, wasi map[string]api.FunctionDefin
 	}
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
+		if instrumented && mod == instrument.HostModule && (name == instrument.YieldName || name == instrument.GrowName) {
+			continue
+		}
 		if mod != wasi_snapshot_preview1.ModuleName {
 			return 0, fmt.Errorf("imports %s.%s: a container can only import %s functions", mod, name, wasi_snapshot_preview1.ModuleName)
 		}
@@ -320,6 +389,11 @@ func validateCommand(cm wazero.CompiledModule, wasi map[string]api.FunctionDefin
 // forLimit returns the module decoded under a memory limit of pages (noLimit
 // for none) and the runtime to instantiate it in.
 func (c *CompileCache) forLimit(ctx context.Context, m *cachedModule, pages uint32) (wazero.CompiledModule, *wasmRuntime, error) {
+	if c.instrument {
+		// An instrumented guest's memory limit is enforced by
+		// kubetab.memory_grow: one decoded module serves every limit.
+		pages = noLimit
+	}
 	wr, err := c.runtime(ctx, pages)
 	if err != nil {
 		return nil, nil, err
@@ -338,7 +412,7 @@ func (c *CompileCache) forLimit(ctx context.Context, m *cachedModule, pages uint
 	if mine {
 		// Only decoding and validation run again: the interpreter code for this
 		// digest is already in the shared engine.
-		v.compiled, v.err = wr.rt.CompileModule(ctx, m.binary)
+		v.compiled, v.err = compileModule(ctx, wr.rt, m.binary)
 		close(v.done)
 	}
 	select {

@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
+	"path"
 	goruntime "runtime"
 	"strings"
 	"sync"
@@ -65,7 +68,7 @@ func (s ContainerState) String() string {
 const (
 	ReasonCompleted  = "Completed"  // exit code 0
 	ReasonError      = "Error"      // any other exit code, including a kill
-	ReasonOOMKilled  = "OOMKilled"  // initial memory above the memory limit
+	ReasonOOMKilled  = "OOMKilled"  // memory would exceed the memory limit (at start, or a memory.grow)
 	ReasonStartError = "StartError" // the module could not be instantiated
 )
 
@@ -107,6 +110,21 @@ type ContainerConfig struct {
 	// MemoryLimitBytes, when > 0, caps the guest's memory (rounded down to
 	// whole 64 KiB pages). See the package doc for what exceeding it does.
 	MemoryLimitBytes int64
+	// CPULimitMillicores, when > 0, is resources.limits.cpu: the guest gets
+	// at most that share of a core (200 = a fifth), enforced in time slices
+	// of about a millisecond (see the package doc).
+	CPULimitMillicores int64
+	// Mounts are the container's volumes, by mount path.
+	Mounts []Mount
+	// WorkingDir is the container's workingDir. WASI preview1 has no current
+	// directory a runtime could set: wasi-libc starts every program in "/".
+	// The runtime exports it as PWD, which is what a program may look at.
+	WorkingDir string
+	// Deadline, when not zero, is when the runtime kills the container (on
+	// the Config's clock): the pod's activeDeadlineSeconds, counted by the
+	// kubelet from the pod's start. It ends with 137, Error, and the message
+	// DeadlineExceededMessage.
+	Deadline time.Time
 	// Labels are copied to the status, for ListContainers' LabelSelector.
 	Labels map[string]string
 }
@@ -131,11 +149,34 @@ type ContainerStatus struct {
 	StartedAt  time.Time
 	FinishedAt time.Time
 	// ExitCode, Reason and Message are set once the container has exited.
-	ExitCode         int32
-	Reason           string
-	Message          string
-	MemoryLimitBytes int64
-	Labels           map[string]string
+	ExitCode           int32
+	Reason             string
+	Message            string
+	MemoryLimitBytes   int64
+	CPULimitMillicores int64
+	Labels             map[string]string
+}
+
+// DeadlineExceededMessage is the Message of a container killed at its
+// Deadline.
+const DeadlineExceededMessage = "the container was killed at its deadline (activeDeadlineSeconds)"
+
+// Mount is one volume in a container, at MountPath: upstream's Mount (a
+// host path bind-mounted into the container), or any fs.FS.
+//
+// Exactly one of HostPath and FS is set. A HostPath mount is writable unless
+// ReadOnly (emptyDir, hostPath); an FS mount is always read-only and must set
+// ReadOnly (configMap, secret, downward API: the kubelet can hand over an
+// fs.FS that reads its current content, so updates show through).
+type Mount struct {
+	// ContainerPath is where the guest sees it: an absolute path, not "/".
+	ContainerPath string
+	// HostPath is a directory of the host's file system (natively; under
+	// Node, Node's file system; there is none in a browser).
+	HostPath string
+	// FS is a file system served read-only, for example an fstest.MapFS.
+	FS       fs.FS
+	ReadOnly bool
 }
 
 // container is one container of a node.
@@ -150,9 +191,11 @@ type container struct {
 
 	// What to run: a compiled module and the runtime to instantiate it in, or
 	// oom, a reason it can never start.
-	compiled wazero.CompiledModule
-	wr       *wasmRuntime
-	oom      string
+	compiled   wazero.CompiledModule
+	wr         *wasmRuntime
+	oom        string
+	limitPages uint32 // memory limit in pages; 0 for none
+	minPages   uint32 // the module's initial memory
 
 	// mu guards everything below, and the log.
 	mu         sync.Mutex
@@ -164,6 +207,10 @@ type container struct {
 	reason     string
 	message    string
 	killed     bool               // StopContainer or RemoveContainer asked it to end
+	deadline   bool               // killed because its Deadline passed
+	guest      *guest             // the running instance's host state; set by run
+	execs      sync.WaitGroup     // running execs and HTTP instances; run waits for them
+	lastStats  statsSample        // the previous ContainerStats, for UsageNanoCores
 	removed    bool               // RemoveContainer took it; it must not start
 	runCtx     context.Context    // the guest's context; set by StartContainer, read-only after
 	cancel     context.CancelFunc // ends the guest; set by StartContainer
@@ -179,23 +226,24 @@ func (c *container) status() ContainerStatus {
 
 func (c *container) statusLocked() ContainerStatus {
 	return ContainerStatus{
-		ID:               c.id,
-		PodUID:           c.cfg.PodUID,
-		PodName:          c.cfg.PodName,
-		PodNamespace:     c.cfg.PodNamespace,
-		Name:             c.cfg.Name,
-		Attempt:          c.cfg.Attempt,
-		Image:            c.image,
-		ImageRef:         c.imageRef,
-		State:            c.state,
-		CreatedAt:        c.createdAt,
-		StartedAt:        c.startedAt,
-		FinishedAt:       c.finishedAt,
-		ExitCode:         c.exitCode,
-		Reason:           c.reason,
-		Message:          c.message,
-		MemoryLimitBytes: c.cfg.MemoryLimitBytes,
-		Labels:           maps.Clone(c.cfg.Labels),
+		ID:                 c.id,
+		PodUID:             c.cfg.PodUID,
+		PodName:            c.cfg.PodName,
+		PodNamespace:       c.cfg.PodNamespace,
+		Name:               c.cfg.Name,
+		Attempt:            c.cfg.Attempt,
+		Image:              c.image,
+		ImageRef:           c.imageRef,
+		State:              c.state,
+		CreatedAt:          c.createdAt,
+		StartedAt:          c.startedAt,
+		FinishedAt:         c.finishedAt,
+		ExitCode:           c.exitCode,
+		Reason:             c.reason,
+		Message:            c.message,
+		MemoryLimitBytes:   c.cfg.MemoryLimitBytes,
+		CPULimitMillicores: c.cfg.CPULimitMillicores,
+		Labels:             maps.Clone(c.cfg.Labels),
 	}
 }
 
@@ -262,6 +310,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 	c.cfg.Args = append([]string(nil), cfg.Args...)
 	c.cfg.Env = append([]EnvVar(nil), cfg.Env...)
 	c.cfg.Labels = maps.Clone(cfg.Labels)
+	c.cfg.Mounts = append([]Mount(nil), cfg.Mounts...)
 
 	if len(cfg.Command) > 0 {
 		c.argv = append(append([]string(nil), cfg.Command...), cfg.Args...)
@@ -277,13 +326,18 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 	if !hasHostname && cfg.PodName != "" {
 		c.env = append(c.env, EnvVar{Name: "HOSTNAME", Value: cfg.PodName})
 	}
+	if cfg.WorkingDir != "" {
+		c.env = append(c.env, EnvVar{Name: "PWD", Value: cfg.WorkingDir})
+	}
 	c.env = append(c.env, cfg.Env...)
 
 	pages := uint32(noLimit)
 	if cfg.MemoryLimitBytes > 0 && cfg.MemoryLimitBytes < int64(noLimit)*wasmPageSize {
 		pages = uint32(cfg.MemoryLimitBytes / wasmPageSize)
+		c.limitPages = pages
 	}
 	mod := ni.module
+	c.minPages = mod.minPages
 	if pages < mod.minPages {
 		c.oom = fmt.Sprintf("memory limit %d bytes (%d pages of 64 KiB) is below the %d pages the module needs to start",
 			cfg.MemoryLimitBytes, pages, mod.minPages)
@@ -319,6 +373,25 @@ func validateConfig(cfg ContainerConfig) error {
 		return bad("container %q: image is required", cfg.Name)
 	case cfg.MemoryLimitBytes < 0:
 		return bad("container %q: memory limit %d must not be negative", cfg.Name, cfg.MemoryLimitBytes)
+	case cfg.CPULimitMillicores < 0:
+		return bad("container %q: cpu limit %dm must not be negative", cfg.Name, cfg.CPULimitMillicores)
+	case cfg.WorkingDir != "" && !path.IsAbs(cfg.WorkingDir):
+		return bad("container %q: workingDir %q must be an absolute path", cfg.Name, cfg.WorkingDir)
+	}
+	seen := map[string]bool{}
+	for _, m := range cfg.Mounts {
+		p := m.ContainerPath
+		switch {
+		case !path.IsAbs(p) || path.Clean(p) != p || p == "/":
+			return bad("container %q: mount path %q must be a clean absolute path other than /", cfg.Name, p)
+		case seen[p]:
+			return bad("container %q: mount path %q is used twice", cfg.Name, p)
+		case (m.HostPath == "") == (m.FS == nil):
+			return bad("container %q: mount %q needs exactly one of HostPath and FS", cfg.Name, p)
+		case m.FS != nil && !m.ReadOnly:
+			return bad("container %q: mount %q: an FS mount is read-only and must say so", cfg.Name, p)
+		}
+		seen[p] = true
 	}
 	for _, e := range cfg.Env {
 		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") || strings.ContainsRune(e.Value, 0) {
@@ -384,37 +457,93 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 // run is the container's goroutine: it runs the guest and records how it
 // ended.
 func (r *Runtime) run(ctx context.Context, c *container) {
+	stopDeadline := c.watchDeadline(ctx)
 	code, reason, message := c.runGuest(ctx)
+	stopDeadline()
 
 	c.mu.Lock()
 	now := r.clock.Now()
 	c.log.flushLocked(now)
 	c.state = ContainerExited
 	c.finishedAt = now
+	if c.deadline && code == ExitCodeKilled && reason == ReasonError {
+		message = DeadlineExceededMessage
+	}
 	c.exitCode, c.reason, c.message = code, reason, message
 	c.cancel()
 	c.log.wakeLocked() // followers return once they have read everything
 	st := c.statusLocked()
 	c.mu.Unlock()
 
+	c.execs.Wait() // they were cancelled with the container
 	r.cache.untrack(c)
 	r.emit(ContainerStoppedEvent, st)
 	close(c.done)
 }
 
-// runGuest instantiates the module and calls its _start.
+// watchDeadline kills the container when the clock passes its Deadline. It
+// returns a function that ends the watch.
+func (c *container) watchDeadline(ctx context.Context) (stop func()) {
+	if c.cfg.Deadline.IsZero() {
+		return func() {}
+	}
+	t := c.clock.NewTimer(c.cfg.Deadline.Sub(c.clock.Now()))
+	done := make(chan struct{})
+	go func() {
+		defer t.Stop()
+		select {
+		case <-t.C():
+			c.mu.Lock()
+			if c.state == ContainerRunning && !c.killed {
+				c.deadline = true
+			}
+			c.mu.Unlock()
+			c.kill()
+		case <-done:
+		case <-ctx.Done():
+		}
+	}()
+	return func() { close(done) }
+}
+
+// runGuest runs the container's own instance: its argv, its log as stdout
+// and stderr.
 func (c *container) runGuest(ctx context.Context) (code int32, reason, message string) {
 	if c.oom != "" {
 		return ExitCodeKilled, ReasonOOMKilled, c.oom
 	}
+	g := newGuest(ctx, c.limitPages, c.cfg.CPULimitMillicores)
+	g.pages.Store(c.minPages)
+	c.mu.Lock()
+	c.guest = g
+	c.mu.Unlock()
+	return c.instance(ctx, g, instanceIO{
+		argv:   c.argv,
+		stdout: logWriter{c: c, stream: Stdout},
+		stderr: logWriter{c: c, stream: Stderr},
+	}, c.wasKilled)
+}
+
+// instanceIO is what differs between a container's own instance and an
+// exec: argv, extra environment and the standard streams.
+type instanceIO struct {
+	argv           []string
+	env            []EnvVar // after the container's, so they win
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// instance instantiates the container's module as one guest and calls its
+// _start; killed says whether a stop asked the guest to end.
+func (c *container) instance(ctx context.Context, g *guest, iio instanceIO, killed func() bool) (code int32, reason, message string) {
 	clk := c.clock
 	base := clk.Now()
 	cfg := wazero.NewModuleConfig().
 		WithName("").         // anonymous: many instances of one module can coexist
 		WithStartFunctions(). // _start is called below, so we hold the module while it runs
-		WithArgs(c.argv...).
-		WithStdout(logWriter{c: c, stream: Stdout}).
-		WithStderr(logWriter{c: c, stream: Stderr}).
+		WithArgs(iio.argv...).
+		WithStdout(iio.stdout).
+		WithStderr(iio.stderr).
 		WithRandSource(rand.Reader).
 		WithWalltime(func() (int64, int32) {
 			t := clk.Now()
@@ -422,8 +551,11 @@ func (c *container) runGuest(ctx context.Context) (code int32, reason, message s
 		}, sys.ClockResolution(time.Microsecond)).
 		WithNanotime(func() int64 { return int64(clk.Since(base)) }, sys.ClockResolution(1)).
 		WithNanosleep(func(ns int64) {
-			// Sleep on the injected clock; a stop ends the guest at once.
-			exitIfStopped(ctx)
+			// Sleep on the injected clock; a stop ends the guest at once. A
+			// sleeping guest uses no CPU.
+			g.exitIfStopped()
+			g.pause()
+			defer g.resume()
 			if ns <= 0 {
 				goruntime.Gosched()
 				return
@@ -433,27 +565,55 @@ func (c *container) runGuest(ctx context.Context) (code int32, reason, message s
 			select {
 			case <-t.C():
 			case <-ctx.Done():
-				exitIfStopped(ctx)
+				g.exitIfStopped()
 			}
 		}).
 		WithOsyield(func() {
+			g.pause()
 			goruntime.Gosched()
-			exitIfStopped(ctx)
+			g.resume()
+			g.exitIfStopped()
 		})
+	if iio.stdin != nil {
+		cfg = cfg.WithStdin(iio.stdin)
+	}
+	if len(c.cfg.Mounts) > 0 {
+		fsc := wazero.NewFSConfig()
+		for _, m := range c.cfg.Mounts {
+			switch {
+			case m.FS != nil:
+				fsc = fsc.WithFSMount(m.FS, m.ContainerPath)
+			case m.ReadOnly:
+				fsc = fsc.WithReadOnlyDirMount(m.HostPath, m.ContainerPath)
+			default:
+				fsc = fsc.WithDirMount(m.HostPath, m.ContainerPath)
+			}
+		}
+		cfg = cfg.WithFSConfig(fsc)
+	}
 	for _, e := range c.env {
 		cfg = cfg.WithEnv(e.Name, e.Value)
 	}
+	for _, e := range iio.env {
+		cfg = cfg.WithEnv(e.Name, e.Value)
+	}
 
+	ctx = context.WithValue(ctx, guestKey{}, g)
 	mod, err := c.wr.rt.InstantiateModule(ctx, c.compiled, cfg)
 	if err != nil {
-		if c.wasKilled() {
+		if killed() {
 			return ExitCodeKilled, ReasonError, ""
 		}
 		return ExitCodeStartError, ReasonStartError, firstLine(err)
 	}
+	g.resume()
 	_, err = mod.ExportedFunction("_start").Call(ctx)
+	g.pause()
 	_ = mod.Close(context.WithoutCancel(ctx))
-	return exitStatus(err, c.wasKilled())
+	if msg := g.oom.Load(); msg != nil {
+		return ExitCodeKilled, ReasonOOMKilled, *msg
+	}
+	return exitStatus(err, killed())
 }
 
 // exitIfStopped ends a stopped guest from inside a host call (a sleep, a

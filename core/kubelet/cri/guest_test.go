@@ -5,7 +5,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +71,7 @@ func TestInvalidImages(t *testing.T) {
 		{"envimport", "imports env.magic: a container can only import wasi_snapshot_preview1 functions"},
 		{"badwasi", "imports wasi_snapshot_preview1.fd_teleport, which is not a WASI preview1 function"},
 		{"nomemory", `no "memory" export`},
-		{"garbage", "invalid magic number"},
+		{"garbage", "bad magic number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {
@@ -107,9 +106,10 @@ func TestGuestExits(t *testing.T) {
 		{image: "oob", wantCode: 139, wantReason: "Error", wantMsg: "wasm error: out of bounds memory access"},
 		{image: "dataoob", wantCode: 128, wantReason: "StartError", wantMsg: "data[0]: out of bounds memory access"},
 		{image: "grow", wantCode: 0, wantReason: "Completed"},
-		// 1 MiB is 16 pages: growing from 1 to 65 pages fails, and the guest
-		// sees it (exit 1) rather than being killed.
-		{image: "grow", memLimit: 1 << 20, wantCode: 1, wantReason: "Error"},
+		// 1 MiB is 16 pages: growing from 1 to 65 pages ends the guest,
+		// OOMKilled (an uninstrumented guest would see memory.grow fail
+		// instead: TestPlainGrowFails).
+		{image: "grow", memLimit: 1 << 20, wantCode: 137, wantReason: "OOMKilled", wantMsg: "memory limit 1048576 bytes reached"},
 		{image: "grow", memLimit: 65 << 16, wantCode: 0, wantReason: "Completed"},
 	}
 	n := newNode(t, nil, testRegistry(t))
@@ -127,18 +127,14 @@ func TestGuestExits(t *testing.T) {
 // TestStopBusyGuest stops guests that never sleep.
 func TestStopBusyGuest(t *testing.T) {
 	tests := []struct {
-		image      string
-		nativeOnly string // why it cannot pass on js/wasm yet, if so
+		image string
 	}{
 		{image: "spam"}, // stopped at its next write
-		{image: "loop", nativeOnly: "on js/wasm nothing preempts a guest loop that makes no calls (DESIGN.md)"},
+		{image: "loop"}, // stopped in kubetab.yield: it calls nothing else
 	}
 	n := newNode(t, nil, testRegistry(t))
 	for _, tt := range tests {
 		t.Run(tt.image, func(t *testing.T) {
-			if tt.nativeOnly != "" && runtime.GOOS == "js" {
-				t.Skip(tt.nativeOnly)
-			}
 			id := n.run(t, cri.ContainerConfig{Name: "c", Image: tt.image})
 			if tt.image == "spam" {
 				n.waitForLog(t, id, "x\nx\n")

@@ -189,7 +189,7 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error
 			status: ImageStatus{
 				ID:          mod.digest,
 				RepoDigests: []string{parsed.Name + "@" + mod.digest},
-				Size:        uint64(len(mod.binary)),
+				Size:        uint64(mod.size),
 			},
 			module: mod,
 		}

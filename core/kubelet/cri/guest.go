@@ -1,0 +1,275 @@
+package cri
+
+import (
+	"context"
+	"fmt"
+	goruntime "runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/kubetab/kubetab/core/kubelet/cri/instrument"
+)
+
+// This file is the host side of the instrumentation (package instrument):
+// what a guest's call to kubetab.yield and kubetab.memory_grow does.
+//
+//	guest code ──budget reaches 0──▶ kubetab.yield
+//	                                  ├─ account the CPU time the guest used
+//	                                  ├─ stopped? end it (exit 137)
+//	                                  ├─ over its CPU limit? sleep it off
+//	                                  ├─ runtime.Gosched (other goroutines)
+//	                                  ├─ every eventLoopSlice: the event-loop hook (js)
+//	                                  └─ return the next budget (about 1 ms of guest time)
+//
+// One guest (a container's instance, or an exec) is one *guest, found
+// through the context of its _start call.
+
+// Tuning of the budget: the host aims to be called every yieldInterval of
+// guest time; the budget adapts to the guest's speed between minBudget and
+// maxBudget.
+const (
+	yieldInterval = time.Millisecond
+	minBudget     = 64
+	maxBudget     = 1 << 24
+)
+
+// eventLoopSlice is how long guests may hold the thread before the event-loop
+// hook runs (on js: the browser's or Node's event loop gets a turn, so the
+// page's messages and timers are served at least every ~10 ms). With a yield
+// about every millisecond, 8 ms keeps the gap under 10 ms.
+const eventLoopSlice = 8 * time.Millisecond
+
+// cfsPeriod is the CPU limit's accounting period, cpu.cfs_period_us's
+// default: a container limited to L millicores may use L/1000 of each
+// period, and at most one period's quota in a burst.
+const cfsPeriod = 100 * time.Millisecond
+
+// hostYield is the event-loop hook (see SetYield); nil natively.
+var hostYield atomic.Pointer[func()]
+
+// lastTurn is when the event loop last had a turn, in mono time.
+var lastTurn atomic.Int64
+
+func init() {
+	if f := defaultYield(); f != nil {
+		hostYield.Store(&f)
+	}
+}
+
+// SetYield sets the function that hands the thread to the host's event loop
+// and returns after it had a turn; nil means none. Running guests call it
+// about every 8 ms of guest time, between the yields to other goroutines
+// they make every millisecond.
+//
+// Natively there is no event loop to serve and the default is none. On js
+// (a Web Worker, or Node) the default sleeps 1 ms: with every goroutine
+// asleep the Go runtime returns to JavaScript until its timer fires. That
+// costs a timer's clamp (1 ms in Node, up to 4 ms for nested timers in
+// browsers) per turn; the wasm glue can do better with a MessageChannel
+// round trip, which core/ cannot (it does not import syscall/js):
+//
+//	cri.SetYield(func() { <-postMessageToSelfAndWait() })
+func SetYield(f func()) {
+	if f == nil {
+		hostYield.Store(nil)
+		return
+	}
+	hostYield.Store(&f)
+}
+
+// monoStart anchors mono.
+var monoStart = time.Now()
+
+// mono is the process's monotonic time. CPU accounting and CPU limits use
+// real time, not the injected clock: a paused fake clock does not make a
+// busy guest use less CPU.
+func mono() time.Duration { return time.Since(monoStart) }
+
+// guestKey finds the *guest in the context of a guest's call.
+type guestKey struct{}
+
+// guest is the host's state of one running instance.
+type guest struct {
+	ctx        context.Context // done when the guest must end
+	limitPages uint32          // memory limit in pages; 0 for none
+	throttle   *throttle       // nil without a CPU limit
+	now        func() time.Duration
+
+	// Touched only by the guest's goroutine (host functions run on it).
+	budget  int32
+	resumed time.Duration // when the guest last got the thread back
+
+	// Read by other goroutines.
+	cpu       atomic.Int64  // CPU time used, ns
+	pages     atomic.Uint32 // memory size, in pages
+	yields    atomic.Int64  // calls to yield
+	oom       atomic.Pointer[string]
+	throttled atomic.Int64 // time spent throttled, ns
+}
+
+func newGuest(ctx context.Context, limitPages uint32, milliCPU int64) *guest {
+	g := &guest{ctx: ctx, limitPages: limitPages, now: mono, budget: instrument.InitialBudget}
+	if milliCPU > 0 {
+		g.throttle = newThrottle(milliCPU, g.now())
+	}
+	g.resumed = g.now()
+	return g
+}
+
+func guestOf(ctx context.Context) *guest {
+	g, _ := ctx.Value(guestKey{}).(*guest)
+	return g
+}
+
+// pause accounts the CPU time the guest used since it last resumed; call it
+// when the guest stops running (a sleep, a yield).
+func (g *guest) pause() time.Duration {
+	now := g.now()
+	ran := now - g.resumed
+	if ran > 0 {
+		g.cpu.Add(int64(ran))
+	}
+	g.resumed = now
+	return ran
+}
+
+// resume marks the guest running again.
+func (g *guest) resume() { g.resumed = g.now() }
+
+// exitIfStopped ends a stopped guest from inside a host call, the way WASI's
+// proc_exit does: it panics with a sys.ExitError, which wazero turns into the
+// error of the guest's call.
+func (g *guest) exitIfStopped() { exitIfStopped(g.ctx) }
+
+// yield is kubetab.yield: see the file comment. It returns the next budget.
+func (g *guest) yield() int32 {
+	g.yields.Add(1)
+	ran := g.pause()
+	now := g.resumed
+	// Aim at one call per yieldInterval of guest time.
+	switch {
+	case ran < yieldInterval/2 && g.budget < maxBudget:
+		g.budget *= 2
+	case ran > 2*yieldInterval && g.budget > minBudget:
+		g.budget /= 2
+	}
+	g.exitIfStopped()
+	if g.throttle != nil {
+		if d := g.throttle.charge(now, ran); d > 0 {
+			g.throttled.Add(int64(d))
+			g.sleep(d)
+		}
+	}
+	goruntime.Gosched()
+	if f := hostYield.Load(); f != nil {
+		if t := int64(g.now()); t-lastTurn.Load() >= int64(eventLoopSlice) {
+			(*f)()
+			lastTurn.Store(int64(g.now()))
+		}
+	}
+	g.exitIfStopped()
+	g.resume()
+	return g.budget
+}
+
+// sleep waits d of real time, or until the guest is stopped.
+func (g *guest) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-g.ctx.Done():
+		g.exitIfStopped()
+	}
+}
+
+// grow is kubetab.memory_grow: memory.grow, except that growing past the
+// container's memory limit ends the guest, OOMKilled, as the kernel's OOM
+// killer ends a process whose cgroup is out of memory.
+func (g *guest) grow(mod api.Module, delta uint32) uint32 {
+	mem := mod.Memory()
+	cur := mem.Size() / wasmPageSize
+	if g.limitPages != 0 && uint64(cur)+uint64(delta) > uint64(g.limitPages) {
+		msg := fmt.Sprintf("memory limit %d bytes reached: the guest asked to grow its memory from %d to %d bytes",
+			uint64(g.limitPages)*wasmPageSize, uint64(cur)*wasmPageSize, (uint64(cur)+uint64(delta))*wasmPageSize)
+		g.oom.Store(&msg)
+		panic(sys.NewExitError(ExitCodeKilled))
+	}
+	prev, ok := mem.Grow(delta)
+	if !ok {
+		return 0xffffffff // -1: the module's own maximum
+	}
+	g.pages.Store(prev + delta)
+	return prev
+}
+
+// instantiateHost adds the "kubetab" host module to a wazero runtime.
+func instantiateHost(ctx context.Context, rt wazero.Runtime) error {
+	_, err := rt.NewHostModuleBuilder(instrument.HostModule).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, _ api.Module, stack []uint64) {
+			if g := guestOf(ctx); g != nil {
+				stack[0] = api.EncodeI32(g.yield())
+				return
+			}
+			goruntime.Gosched()
+			stack[0] = api.EncodeI32(instrument.InitialBudget)
+		}), nil, []api.ValueType{api.ValueTypeI32}).
+		WithName(instrument.YieldName).
+		Export(instrument.YieldName).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			delta := api.DecodeU32(stack[0])
+			if g := guestOf(ctx); g != nil {
+				stack[0] = api.EncodeU32(g.grow(mod, delta))
+				return
+			}
+			prev, ok := mod.Memory().Grow(delta)
+			if !ok {
+				prev = 0xffffffff
+			}
+			stack[0] = api.EncodeU32(prev)
+		}), []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).
+		WithName(instrument.GrowName).
+		Export(instrument.GrowName).
+		Instantiate(ctx)
+	return err
+}
+
+// throttle enforces a CPU limit: a token bucket of CPU time filled at the
+// limit's rate (L millicores = L/1000 s of CPU per second) and at most one
+// CFS period's quota deep. A guest that has used more than it was given
+// sleeps until the bucket is back at zero. Over any long stretch the guest
+// gets L/1000 of a core, like the kernel's CFS bandwidth control, though in
+// slices of about a millisecond instead of a quota-then-throttle per period.
+type throttle struct {
+	rate   float64       // CPU seconds per second
+	depth  time.Duration // the bucket's size: one period's quota
+	tokens time.Duration // may go negative: debt to sleep off
+	last   time.Duration // mono time of the last charge
+}
+
+func newThrottle(milliCPU int64, now time.Duration) *throttle {
+	rate := float64(milliCPU) / 1000
+	depth := time.Duration(float64(cfsPeriod) * rate)
+	return &throttle{rate: rate, depth: depth, tokens: depth, last: now}
+}
+
+// charge records that the guest ran for ran, ending at now, and returns how
+// long it must sleep before it runs again (0 for not at all).
+func (t *throttle) charge(now, ran time.Duration) time.Duration {
+	t.tokens += time.Duration(float64(now-t.last) * t.rate)
+	t.last = now
+	if t.tokens > t.depth {
+		t.tokens = t.depth
+	}
+	t.tokens -= ran
+	if t.tokens >= 0 {
+		return 0
+	}
+	return time.Duration(float64(-t.tokens) / t.rate)
+}
