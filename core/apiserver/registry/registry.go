@@ -8,13 +8,23 @@
 // Every request, whether it came over HTTP from kubectl or in-process from a
 // controller, passes the same steps here:
 //
-//	create:  name (generateName) -> uid, creationTimestamp -> PrepareForCreate
-//	         (defaults, clear status) -> Validate -> admission -> store.Create
-//	update:  read current -> resourceVersion check (409 Conflict) ->
-//	         PrepareForUpdate (keep status, bump generation) -> ValidateUpdate ->
-//	         store.Update(compare-and-swap on the mod revision)
-//	delete:  graceful deletion and finalizers set deletionTimestamp (an update);
-//	         otherwise store.Delete
+//	create:  name (generateName) -> uid, creationTimestamp -> mutating admission
+//	         (NamespaceLifecycle, ServiceAccount, Priority) -> PrepareForCreate
+//	         (defaults, clear status) -> Validate -> validating admission ->
+//	         BeginCreate (allocate a Service's clusterIP) -> store.Create -> finish
+//	update:  read current -> resourceVersion check (409 Conflict) -> mutating
+//	         admission -> PrepareForUpdate (keep status, bump generation) ->
+//	         ValidateUpdate -> validating admission -> BeginUpdate ->
+//	         store.Update(compare-and-swap on the mod revision) -> finish
+//	delete:  admission -> graceful deletion, finalizers and termination phases
+//	         (namespaces) set deletionTimestamp (an update); otherwise
+//	         store.Delete -> AfterDelete (release a Service's clusterIP)
+//
+// The files beside this one hold the strategies, one file per API group
+// (core_*.go for the legacy group, apps.go, batch.go, ...), the admission
+// plugins (admission.go, scheduling.go), the Service IP and port allocators
+// (allocator.go), the metrics API (metrics.go) and the objects a new cluster
+// starts with (bootstrap.go).
 //
 // An object's metadata.resourceVersion is the store's ModRevision of its key;
 // it is not stored inside the value, exactly as in kube-apiserver's etcd3 layer.
@@ -62,6 +72,24 @@ type Resource struct {
 	New          func() runtime.Object
 	NewList      func() runtime.Object
 	Strategy     Strategy
+	// NoGeneration marks kinds without metadata.generation (ConfigMaps,
+	// Services, Events ...); upstream only sets it where a spec is reconciled.
+	NoGeneration bool
+	// Codec, when set, stores the objects as another kind: events.k8s.io/v1
+	// Events live under /registry/events as core/v1 Events (see events.go).
+	Codec *Codec
+}
+
+// Codec converts between a served kind and the kind it is stored as, the way
+// kube-apiserver stores every version of a resource as one storage version.
+type Codec struct {
+	// Storage is the stored kind; NewStorage returns an empty one.
+	Storage    schema.GroupVersionKind
+	NewStorage func() runtime.Object
+	// ToStorage and FromStorage convert one object; neither may fail on a
+	// valid object.
+	ToStorage   func(runtime.Object) runtime.Object
+	FromStorage func(runtime.Object) runtime.Object
 }
 
 // GroupVersionKind of the resource's objects.
@@ -117,8 +145,52 @@ type StatusStrategy interface {
 	ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList
 }
 
-// Admission checks a create or an update before it is stored, like
-// kube-apiserver's admission chain (NamespaceLifecycle, ...).
+// FinalizeStrategy is implemented by the namespace strategy: the
+// namespaces/{name}/finalize subresource writes spec.finalizers only.
+type FinalizeStrategy interface {
+	PrepareForFinalize(obj, old runtime.Object)
+	ValidateFinalize(obj, old runtime.Object) field.ErrorList
+}
+
+// Terminator is implemented by strategies of resources whose deletion is a
+// phase of their own (upstream: the namespace storage's Delete). The first
+// delete sets deletionTimestamp and calls Terminate (a namespace turns
+// Terminating); the object stays until Finalized reports true (its
+// spec.finalizers are empty), when a delete, or the update that empties them,
+// removes it.
+type Terminator interface {
+	Terminate(obj runtime.Object)
+	Finalized(obj runtime.Object) bool
+}
+
+// FinishFunc ends what a BeginCreate or BeginUpdate started: success tells
+// whether the object was written (upstream: genericregistry.FinishFunc).
+type FinishFunc func(ctx context.Context, success bool)
+
+// CreateHook is implemented by strategies that reserve something outside the
+// object before it is stored (a Service's clusterIP and nodePorts), or act
+// once it is (a new namespace gets its "default" ServiceAccount). BeginCreate
+// runs after validation and admission, just before the write; the returned
+// FinishFunc (may be nil) runs after the write.
+type CreateHook interface {
+	BeginCreate(ctx context.Context, reg *Registry, obj runtime.Object, dryRun bool) (FinishFunc, error)
+}
+
+// UpdateHook is CreateHook for updates; it may run more than once for one
+// update when a write conflicts and is retried (each with its FinishFunc).
+type UpdateHook interface {
+	BeginUpdate(ctx context.Context, reg *Registry, obj, old runtime.Object, dryRun bool) (FinishFunc, error)
+}
+
+// DeleteHook is implemented by strategies that release what an object held
+// once it is gone from the store (upstream: genericregistry.Store.AfterDelete).
+type DeleteHook interface {
+	AfterDelete(ctx context.Context, reg *Registry, obj runtime.Object)
+}
+
+// Admission checks a create, update or delete before it is stored, like
+// kube-apiserver's admission chain (NamespaceLifecycle, ...). On delete, obj
+// is the object as stored.
 type Admission func(ctx context.Context, op Operation, res *Resource, obj, old runtime.Object) error
 
 // Operation is what a request does, for admission.
@@ -135,6 +207,14 @@ const (
 type Config struct {
 	Store *store.Store
 	Clock clock.PassiveClock
+	// ServiceCIDR is the range Service clusterIPs come from
+	// (--service-cluster-ip-range); default 10.96.0.0/12.
+	ServiceCIDR string
+	// NodePortRange is the range of Service nodePorts
+	// (--service-node-port-range); default 30000-32767.
+	NodePortRange string
+	// Metrics serves metrics.k8s.io; nil serves no metrics (see metrics.go).
+	Metrics MetricsProvider
 }
 
 // Registry is the set of served resources over one store.
@@ -142,10 +222,15 @@ type Registry struct {
 	kv    *store.Store
 	clock clock.PassiveClock
 
-	mu        sync.RWMutex // guards the maps and the admission list
+	serviceIPs *ipRange   // Config.ServiceCIDR
+	nodePorts  *portRange // Config.NodePortRange
+	metrics    MetricsProvider
+
+	mu        sync.RWMutex // guards the maps and the admission lists
 	byName    map[schema.GroupResource]*Store
 	byKind    map[schema.GroupVersionKind]*Store
 	order     []*Store
+	mutating  []Admission
 	admission []Admission
 }
 
@@ -157,11 +242,28 @@ func New(cfg Config) (*Registry, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	if cfg.ServiceCIDR == "" {
+		cfg.ServiceCIDR = DefaultServiceCIDR
+	}
+	if cfg.NodePortRange == "" {
+		cfg.NodePortRange = DefaultNodePortRange
+	}
+	ips, err := parseIPRange(cfg.ServiceCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("registry: ServiceCIDR: %w", err)
+	}
+	ports, err := parsePortRange(cfg.NodePortRange)
+	if err != nil {
+		return nil, fmt.Errorf("registry: NodePortRange: %w", err)
+	}
 	return &Registry{
-		kv:     cfg.Store,
-		clock:  cfg.Clock,
-		byName: map[schema.GroupResource]*Store{},
-		byKind: map[schema.GroupVersionKind]*Store{},
+		kv:         cfg.Store,
+		clock:      cfg.Clock,
+		serviceIPs: ips,
+		nodePorts:  ports,
+		metrics:    cfg.Metrics,
+		byName:     map[schema.GroupResource]*Store{},
+		byKind:     map[schema.GroupVersionKind]*Store{},
 	}, nil
 }
 
@@ -176,11 +278,22 @@ func (r *Registry) Register(res *Resource) *Store {
 	return s
 }
 
-// AddAdmission appends an admission check, run on every create and update.
+// AddAdmission appends a validating admission check, run on every create
+// and update after the object is defaulted and validated, and on every
+// delete.
 func (r *Registry) AddAdmission(a Admission) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.admission = append(r.admission, a)
+}
+
+// AddMutatingAdmission appends a mutating admission plugin: it runs first,
+// on the object as the client sent it (before defaults and validation), and
+// may change it, as upstream's mutating admission phase does.
+func (r *Registry) AddMutatingAdmission(a Admission) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mutating = append(r.mutating, a)
 }
 
 // Resources lists the registered stores in registration order.
@@ -258,7 +371,15 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 	rv := acc.GetResourceVersion()
 	acc.SetResourceVersion("")
 	obj.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind())
-	data, err := json.Marshal(obj)
+	stored := obj
+	if c := s.Resource.Codec; c != nil {
+		stored = c.ToStorage(obj)
+		if sacc, err := meta.Accessor(stored); err == nil {
+			sacc.SetResourceVersion("")
+		}
+		stored.GetObjectKind().SetGroupVersionKind(c.Storage)
+	}
+	data, err := json.Marshal(stored)
 	acc.SetResourceVersion(rv)
 	return data, err
 }
@@ -267,7 +388,13 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 // to the key's mod revision.
 func (s *Store) decode(kv store.KeyValue) (runtime.Object, error) {
 	obj := s.Resource.New()
-	if err := json.Unmarshal(kv.Value, obj); err != nil {
+	if c := s.Resource.Codec; c != nil {
+		stored := c.NewStorage()
+		if err := json.Unmarshal(kv.Value, stored); err != nil {
+			return nil, fmt.Errorf("registry: decode %s: %w", kv.Key, err)
+		}
+		obj = c.FromStorage(stored)
+	} else if err := json.Unmarshal(kv.Value, obj); err != nil {
 		return nil, fmt.Errorf("registry: decode %s: %w", kv.Key, err)
 	}
 	acc, err := meta.Accessor(obj)
@@ -311,8 +438,14 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 	acc.SetResourceVersion("")
 	acc.SetDeletionTimestamp(nil)
 	acc.SetDeletionGracePeriodSeconds(nil)
-	acc.SetGeneration(1)
+	acc.SetGeneration(0)
+	if !s.Resource.NoGeneration {
+		acc.SetGeneration(1)
+	}
 	acc.SetSelfLink("")
+	if err := s.admitChain(ctx, s.reg.mutatingChain(), Create, obj, nil); err != nil {
+		return nil, err
+	}
 	s.Resource.Strategy.PrepareForCreate(obj)
 	if errs := s.Resource.Strategy.Validate(obj); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(s.Resource.GroupVersionKind().GroupKind(), acc.GetName(), errs)
@@ -320,25 +453,42 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 	if err := s.admit(ctx, Create, obj, nil); err != nil {
 		return nil, err
 	}
+	key := s.Key(acc.GetNamespace(), acc.GetName())
+	if _, err := s.reg.kv.Get(key); err == nil {
+		// Checked before BeginCreate so an existing name never allocates.
+		return nil, apierrors.NewAlreadyExists(s.Resource.GroupResource(), acc.GetName())
+	}
+	var finish FinishFunc
+	if h, ok := s.Resource.Strategy.(CreateHook); ok {
+		if finish, err = h.BeginCreate(ctx, s.reg, obj, opts.DryRun); err != nil {
+			return nil, err
+		}
+	}
+	done := func(ok bool) {
+		if finish != nil {
+			finish(ctx, ok)
+		}
+	}
 	data, err := s.encode(obj)
 	if err != nil {
+		done(false)
 		return nil, apierrors.NewInternalError(err)
 	}
-	key := s.Key(acc.GetNamespace(), acc.GetName())
 	if opts.DryRun {
-		if _, err := s.reg.kv.Get(key); err == nil {
-			return nil, apierrors.NewAlreadyExists(s.Resource.GroupResource(), acc.GetName())
-		}
+		done(true)
 		return obj, nil
 	}
 	kv, err := s.reg.kv.Create(key, data)
 	if errors.Is(err, store.ErrExists) {
+		done(false)
 		return nil, apierrors.NewAlreadyExists(s.Resource.GroupResource(), acc.GetName())
 	}
 	if err != nil {
+		done(false)
 		return nil, apierrors.NewInternalError(err)
 	}
 	acc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	done(true)
 	return obj, nil
 }
 
@@ -350,10 +500,21 @@ func (s *Store) checkKind(obj runtime.Object) error {
 	return nil
 }
 
+func (r *Registry) mutatingChain() []Admission {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.mutating
+}
+
+// admit runs the validating admission chain.
 func (s *Store) admit(ctx context.Context, op Operation, obj, old runtime.Object) error {
 	s.reg.mu.RLock()
 	chain := s.reg.admission
 	s.reg.mu.RUnlock()
+	return s.admitChain(ctx, chain, op, obj, old)
+}
+
+func (s *Store) admitChain(ctx context.Context, chain []Admission, op Operation, obj, old runtime.Object) error {
 	for _, a := range chain {
 		if err := a(ctx, op, s.Resource, obj, old); err != nil {
 			return err
@@ -477,6 +638,11 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 			expect = n
 		}
 		updated := obj.DeepCopyObject()
+		if opts.Subresource == "" {
+			if err := s.admitChain(ctx, s.reg.mutatingChain(), Update, updated, old); err != nil {
+				return nil, err
+			}
+		}
 		if err := s.prepareUpdate(updated, old, opts.Subresource); err != nil {
 			return nil, err
 		}
@@ -485,7 +651,7 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 		}
 		uacc, _ := meta.Accessor(updated)
 		// An object being deleted goes away when its last finalizer is removed.
-		if uacc.GetDeletionTimestamp() != nil && len(uacc.GetFinalizers()) == 0 && gracePassed(uacc) {
+		if uacc.GetDeletionTimestamp() != nil && len(uacc.GetFinalizers()) == 0 && gracePassed(uacc) && s.finalized(updated) {
 			if opts.DryRun {
 				return updated, nil
 			}
@@ -496,28 +662,57 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 			if err != nil {
 				return nil, s.storeErr(err, acc.GetName())
 			}
+			s.afterDelete(ctx, old)
 			uacc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
 			return updated, nil
 		}
 		if reflect.DeepEqual(updated, old) {
 			return old, nil // a no-op update writes nothing, as in etcd3 GuaranteedUpdate
 		}
+		var finish FinishFunc
+		if h, ok := s.Resource.Strategy.(UpdateHook); ok && opts.Subresource == "" {
+			if finish, err = h.BeginUpdate(ctx, s.reg, updated, old, opts.DryRun); err != nil {
+				return nil, err
+			}
+		}
+		done := func(ok bool) {
+			if finish != nil {
+				finish(ctx, ok)
+			}
+		}
 		if opts.DryRun {
+			done(true)
 			return updated, nil
 		}
 		data, err := s.encode(updated)
 		if err != nil {
+			done(false)
 			return nil, apierrors.NewInternalError(err)
 		}
 		kv, err := s.reg.kv.Update(key, data, cur.ModRevision)
 		if errors.Is(err, store.ErrConflict) && expect == 0 {
+			done(false)
 			continue // someone wrote in between; an unconditional update retries
 		}
 		if err != nil {
+			done(false)
 			return nil, s.storeErr(err, acc.GetName())
 		}
+		done(true)
 		uacc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 		return updated, nil
+	}
+}
+
+// finalized reports whether a Terminator's object may be removed.
+func (s *Store) finalized(obj runtime.Object) bool {
+	t, ok := s.Resource.Strategy.(Terminator)
+	return !ok || t.Finalized(obj)
+}
+
+func (s *Store) afterDelete(ctx context.Context, obj runtime.Object) {
+	if h, ok := s.Resource.Strategy.(DeleteHook); ok {
+		h.AfterDelete(ctx, s.reg, obj)
 	}
 }
 
@@ -561,10 +756,17 @@ func (s *Store) prepareUpdate(updated, old runtime.Object, sub string) error {
 	switch sub {
 	case "":
 		s.Resource.Strategy.PrepareForUpdate(updated, old)
-		if specChanged(updated, old) {
+		if !s.Resource.NoGeneration && specChanged(updated, old) {
 			uacc.SetGeneration(oacc.GetGeneration() + 1)
 		}
 		errs = s.Resource.Strategy.ValidateUpdate(updated, old)
+	case "finalize":
+		fs, ok := s.Resource.Strategy.(FinalizeStrategy)
+		if !ok {
+			return apierrors.NewNotFound(s.Resource.GroupResource(), oacc.GetName())
+		}
+		fs.PrepareForFinalize(updated, old)
+		errs = fs.ValidateFinalize(updated, old)
 	case "status":
 		ss, ok := s.Resource.Strategy.(StatusStrategy)
 		if !ok {
@@ -644,10 +846,20 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 					fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, acc.GetResourceVersion()))
 			}
 		}
+		if err := s.admitChain(ctx, s.reg.mutatingChain(), Delete, obj, nil); err != nil {
+			return nil, false, err
+		}
 		if err := s.admit(ctx, Delete, obj, nil); err != nil {
 			return nil, false, err
 		}
 		changed := false
+		terminating := false
+		if t, ok := s.Resource.Strategy.(Terminator); ok && !t.Finalized(obj) {
+			before := obj.DeepCopyObject()
+			t.Terminate(obj)
+			changed = !reflect.DeepEqual(before, obj)
+			terminating = true
+		}
 		finalizers := acc.GetFinalizers()
 		if opts.PropagationPolicy != nil {
 			switch *opts.PropagationPolicy {
@@ -677,7 +889,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 				changed = true
 			}
 		}
-		if !graceful && len(finalizers) == 0 {
+		if !graceful && !terminating && len(finalizers) == 0 {
 			if dryRun {
 				return obj, true, nil
 			}
@@ -688,6 +900,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 			if err != nil {
 				return nil, false, s.storeErr(err, name)
 			}
+			s.afterDelete(ctx, obj)
 			acc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
 			return obj, true, nil
 		}

@@ -1,19 +1,18 @@
 package registry
 
 import (
-	"context"
-	"fmt"
-
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Default returns a registry with every resource kubetab serves and the
-// admission plugins kube-apiserver enables by default that matter here.
+// admission plugins kube-apiserver enables by default that matter here:
+// NamespaceLifecycle, ServiceAccount and Priority (see admission.go).
 func Default(cfg Config) (*Registry, error) {
 	r, err := New(cfg)
 	if err != nil {
@@ -22,16 +21,32 @@ func Default(cfg Config) (*Registry, error) {
 	for _, res := range DefaultResources() {
 		r.Register(res)
 	}
-	r.AddAdmission(r.namespaceLifecycle)
+	r.AddMutatingAdmission(r.namespaceLifecycle)
+	r.AddMutatingAdmission(r.admitServiceAccount)
+	r.AddMutatingAdmission(r.admitPodPriority)
+	r.AddAdmission(r.admitPriorityClass)
 	return r, nil
 }
 
-// DefaultResources lists the served resources, in discovery order.
+// DefaultResources lists the served resources, in discovery order. Short
+// names, categories, subresources and etcd key prefixes are upstream's.
+//
+//	core/v1                namespaces nodes pods events services endpoints
+//	                       configmaps secrets serviceaccounts
+//	apps/v1                deployments replicasets daemonsets statefulsets
+//	batch/v1               jobs cronjobs
+//	discovery.k8s.io/v1    endpointslices
+//	events.k8s.io/v1       events (the core/v1 events, another shape)
+//	coordination.k8s.io/v1 leases
+//	scheduling.k8s.io/v1   priorityclasses
+//
+// metrics.k8s.io is served beside these, from a MetricsProvider (metrics.go).
 func DefaultResources() []*Resource {
+	all := []string{"all"}
 	return []*Resource{
 		{
 			Version: "v1", Kind: "Namespace", Resource: "namespaces", Singular: "namespace",
-			ShortNames: []string{"ns"}, KeyPrefix: "/registry/namespaces",
+			ShortNames: []string{"ns"}, KeyPrefix: "/registry/namespaces", NoGeneration: true,
 			Subresources: []string{"status", "finalize"},
 			New:          func() runtime.Object { return &corev1.Namespace{} },
 			NewList:      func() runtime.Object { return &corev1.NamespaceList{} },
@@ -39,7 +54,7 @@ func DefaultResources() []*Resource {
 		},
 		{
 			Version: "v1", Kind: "Node", Resource: "nodes", Singular: "node",
-			ShortNames: []string{"no"}, KeyPrefix: "/registry/minions",
+			ShortNames: []string{"no"}, KeyPrefix: "/registry/minions", NoGeneration: true,
 			Subresources: []string{"status"},
 			New:          func() runtime.Object { return &corev1.Node{} },
 			NewList:      func() runtime.Object { return &corev1.NodeList{} },
@@ -47,7 +62,7 @@ func DefaultResources() []*Resource {
 		},
 		{
 			Version: "v1", Kind: "Pod", Resource: "pods", Singular: "pod", Namespaced: true,
-			ShortNames: []string{"po"}, Categories: []string{"all"}, KeyPrefix: "/registry/pods",
+			ShortNames: []string{"po"}, Categories: all, KeyPrefix: "/registry/pods",
 			Subresources: []string{"binding", "status", "log"},
 			New:          func() runtime.Object { return &corev1.Pod{} },
 			NewList:      func() runtime.Object { return &corev1.PodList{} },
@@ -55,14 +70,50 @@ func DefaultResources() []*Resource {
 		},
 		{
 			Version: "v1", Kind: "Event", Resource: "events", Singular: "event", Namespaced: true,
-			ShortNames: []string{"ev"}, KeyPrefix: "/registry/events",
+			ShortNames: []string{"ev"}, KeyPrefix: "/registry/events", NoGeneration: true,
 			New:      func() runtime.Object { return &corev1.Event{} },
 			NewList:  func() runtime.Object { return &corev1.EventList{} },
 			Strategy: eventStrategy{},
 		},
 		{
+			Version: "v1", Kind: "Service", Resource: "services", Singular: "service", Namespaced: true,
+			ShortNames: []string{"svc"}, Categories: all, KeyPrefix: "/registry/services/specs", NoGeneration: true,
+			Subresources: []string{"status"},
+			New:          func() runtime.Object { return &corev1.Service{} },
+			NewList:      func() runtime.Object { return &corev1.ServiceList{} },
+			Strategy:     serviceStrategy{},
+		},
+		{
+			Version: "v1", Kind: "Endpoints", Resource: "endpoints", Singular: "endpoints", Namespaced: true,
+			ShortNames: []string{"ep"}, KeyPrefix: "/registry/services/endpoints", NoGeneration: true,
+			New:      func() runtime.Object { return &corev1.Endpoints{} },
+			NewList:  func() runtime.Object { return &corev1.EndpointsList{} },
+			Strategy: endpointsStrategy{},
+		},
+		{
+			Version: "v1", Kind: "ConfigMap", Resource: "configmaps", Singular: "configmap", Namespaced: true,
+			ShortNames: []string{"cm"}, KeyPrefix: "/registry/configmaps", NoGeneration: true,
+			New:      func() runtime.Object { return &corev1.ConfigMap{} },
+			NewList:  func() runtime.Object { return &corev1.ConfigMapList{} },
+			Strategy: configMapStrategy{},
+		},
+		{
+			Version: "v1", Kind: "Secret", Resource: "secrets", Singular: "secret", Namespaced: true,
+			KeyPrefix: "/registry/secrets", NoGeneration: true,
+			New:      func() runtime.Object { return &corev1.Secret{} },
+			NewList:  func() runtime.Object { return &corev1.SecretList{} },
+			Strategy: secretStrategy{},
+		},
+		{
+			Version: "v1", Kind: "ServiceAccount", Resource: "serviceaccounts", Singular: "serviceaccount", Namespaced: true,
+			ShortNames: []string{"sa"}, KeyPrefix: "/registry/serviceaccounts", NoGeneration: true,
+			New:      func() runtime.Object { return &corev1.ServiceAccount{} },
+			NewList:  func() runtime.Object { return &corev1.ServiceAccountList{} },
+			Strategy: serviceAccountStrategy{},
+		},
+		{
 			Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Singular: "deployment",
-			Namespaced: true, ShortNames: []string{"deploy"}, Categories: []string{"all"},
+			Namespaced: true, ShortNames: []string{"deploy"}, Categories: all,
 			KeyPrefix: "/registry/deployments", Subresources: []string{"status", "scale"},
 			New:      func() runtime.Object { return &appsv1.Deployment{} },
 			NewList:  func() runtime.Object { return &appsv1.DeploymentList{} },
@@ -70,37 +121,65 @@ func DefaultResources() []*Resource {
 		},
 		{
 			Group: "apps", Version: "v1", Kind: "ReplicaSet", Resource: "replicasets", Singular: "replicaset",
-			Namespaced: true, ShortNames: []string{"rs"}, Categories: []string{"all"},
+			Namespaced: true, ShortNames: []string{"rs"}, Categories: all,
 			KeyPrefix: "/registry/replicasets", Subresources: []string{"status", "scale"},
 			New:      func() runtime.Object { return &appsv1.ReplicaSet{} },
 			NewList:  func() runtime.Object { return &appsv1.ReplicaSetList{} },
 			Strategy: replicaSetStrategy{},
 		},
+		{
+			Group: "apps", Version: "v1", Kind: "DaemonSet", Resource: "daemonsets", Singular: "daemonset",
+			Namespaced: true, ShortNames: []string{"ds"}, Categories: all,
+			KeyPrefix: "/registry/daemonsets", Subresources: []string{"status"},
+			New:      func() runtime.Object { return &appsv1.DaemonSet{} },
+			NewList:  func() runtime.Object { return &appsv1.DaemonSetList{} },
+			Strategy: daemonSetStrategy{},
+		},
+		{
+			Group: "apps", Version: "v1", Kind: "StatefulSet", Resource: "statefulsets", Singular: "statefulset",
+			Namespaced: true, ShortNames: []string{"sts"}, Categories: all,
+			KeyPrefix: "/registry/statefulsets", Subresources: []string{"status", "scale"},
+			New:      func() runtime.Object { return &appsv1.StatefulSet{} },
+			NewList:  func() runtime.Object { return &appsv1.StatefulSetList{} },
+			Strategy: statefulSetStrategy{},
+		},
+		{
+			Group: "batch", Version: "v1", Kind: "Job", Resource: "jobs", Singular: "job",
+			Namespaced: true, Categories: all,
+			KeyPrefix: "/registry/jobs", Subresources: []string{"status"},
+			New:      func() runtime.Object { return &batchv1.Job{} },
+			NewList:  func() runtime.Object { return &batchv1.JobList{} },
+			Strategy: jobStrategy{},
+		},
+		{
+			Group: "batch", Version: "v1", Kind: "CronJob", Resource: "cronjobs", Singular: "cronjob",
+			Namespaced: true, ShortNames: []string{"cj"}, Categories: all,
+			KeyPrefix: "/registry/cronjobs", Subresources: []string{"status"},
+			New:      func() runtime.Object { return &batchv1.CronJob{} },
+			NewList:  func() runtime.Object { return &batchv1.CronJobList{} },
+			Strategy: cronJobStrategy{},
+		},
+		{
+			Group: discoveryv1.GroupName, Version: "v1", Kind: "EndpointSlice", Resource: "endpointslices", Singular: "endpointslice",
+			Namespaced: true, KeyPrefix: "/registry/endpointslices",
+			New:      func() runtime.Object { return &discoveryv1.EndpointSlice{} },
+			NewList:  func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
+			Strategy: endpointSliceStrategy{},
+		},
+		eventsV1Resource(),
+		{
+			Group: coordinationv1.GroupName, Version: "v1", Kind: "Lease", Resource: "leases", Singular: "lease",
+			Namespaced: true, KeyPrefix: "/registry/leases", NoGeneration: true,
+			New:      func() runtime.Object { return &coordinationv1.Lease{} },
+			NewList:  func() runtime.Object { return &coordinationv1.LeaseList{} },
+			Strategy: leaseStrategy{},
+		},
+		{
+			Group: schedulingv1.GroupName, Version: "v1", Kind: "PriorityClass", Resource: "priorityclasses", Singular: "priorityclass",
+			ShortNames: []string{"pc"}, KeyPrefix: "/registry/priorityclasses", NoGeneration: true,
+			New:      func() runtime.Object { return &schedulingv1.PriorityClass{} },
+			NewList:  func() runtime.Object { return &schedulingv1.PriorityClassList{} },
+			Strategy: priorityClassStrategy{},
+		},
 	}
-}
-
-// namespaceLifecycle is the NamespaceLifecycle admission plugin: nothing is
-// created in a namespace that does not exist or is being deleted.
-func (r *Registry) namespaceLifecycle(ctx context.Context, op Operation, res *Resource, obj, old runtime.Object) error {
-	if op != Create || !res.Namespaced {
-		return nil
-	}
-	acc, err := meta.Accessor(obj)
-	if err != nil {
-		return err
-	}
-	nsStore, ok := r.Lookup(schema.GroupResource{Resource: "namespaces"})
-	if !ok {
-		return nil
-	}
-	nsObj, err := nsStore.Get(ctx, "", acc.GetNamespace())
-	if err != nil {
-		return err // namespaces "x" not found
-	}
-	ns := nsObj.(*corev1.Namespace)
-	if ns.Status.Phase == corev1.NamespaceTerminating && res.Resource != "events" {
-		return apierrors.NewForbidden(res.GroupResource(), acc.GetName(),
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns.Name))
-	}
-	return nil
 }

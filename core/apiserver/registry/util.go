@@ -5,7 +5,9 @@ import (
 	"errors"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubetab/kubetab/core/store"
 )
@@ -37,3 +39,5 @@ func equalJSON(a, b any) bool {
 func parseRV(rv string) (int64, error) { return strconv.ParseInt(rv, 10, 64) }
 
 func isConflict(err error) bool { return errors.Is(err, store.ErrConflict) }
+
+func metaAccessor(obj runtime.Object) (metav1.Object, error) { return meta.Accessor(obj) }
