@@ -87,7 +87,8 @@ func (s *session) newCreateCommand() *cobra.Command {
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "Filename, directory, or URL to files to use to create the resource")
 	pf.add(cmd)
-	cmd.AddCommand(s.newCreateDeploymentCommand(), s.newCreateNamespaceCommand())
+	cmd.AddCommand(s.newCreateDeploymentCommand(), s.newCreateNamespaceCommand(), s.newCreateConfigMapCommand(),
+		s.newCreateSecretCommand(), s.newCreateServiceCommand(), s.newCreateJobCommand())
 	return cmd
 }
 

@@ -190,6 +190,7 @@ func (s *session) rootCommand() *cobra.Command {
 		&cobra.Group{ID: "basic", Title: "Basic Commands:"},
 		&cobra.Group{ID: "troubleshooting", Title: "Troubleshooting and Debugging Commands:"},
 		&cobra.Group{ID: "advanced", Title: "Advanced Commands:"},
+		&cobra.Group{ID: "settings", Title: "Settings Commands:"},
 		&cobra.Group{ID: "deploy", Title: "Deploy Commands:"},
 		&cobra.Group{ID: "cluster", Title: "Cluster Management Commands:"},
 		&cobra.Group{ID: "other", Title: "Other Commands:"},
@@ -202,9 +203,10 @@ func (s *session) rootCommand() *cobra.Command {
 	}
 	add("basic", s.newCreateCommand(), s.newGetCommand(), s.newDeleteCommand())
 	add("deploy", s.newScaleCommand())
-	add("cluster", s.newClusterInfoCommand())
+	add("cluster", s.newClusterInfoCommand(), s.newCordonCommand(true), s.newCordonCommand(false))
 	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand())
-	add("advanced", s.newApplyCommand())
+	add("advanced", s.newApplyCommand(), s.newPatchCommand())
+	add("settings", s.newLabelCommand(), s.newAnnotateCommand())
 	add("other", s.newAPIResourcesCommand(), s.newVersionCommand())
 	root.SetHelpCommandGroupID("other")
 	return root
