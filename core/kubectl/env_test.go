@@ -177,8 +177,13 @@ func (e *env) transcript(lines ...string) string {
 		}
 		b.WriteString("\n")
 	}
-	return uidPattern.ReplaceAllString(b.String(), "<uid>")
+	out := uidPattern.ReplaceAllString(b.String(), "<uid>")
+	return tokenVolumePattern.ReplaceAllString(out, "kube-api-access-<id>")
 }
+
+// tokenVolumePattern matches the service account token volume that
+// ServiceAccount admission adds to pods, whose name ends in random letters.
+var tokenVolumePattern = regexp.MustCompile(`kube-api-access-[a-z0-9]{5}`)
 
 // uidPattern matches the random UIDs the registry gives objects.
 var uidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)

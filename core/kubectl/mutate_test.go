@@ -117,7 +117,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 	e.files["syntax.yaml"] = good + "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n  labels: [a\n"
 	e.files["tabs.yaml"] = good + "apiVersion: v1\nkind: Namespace\nmetadata:\n\tname: x\n"
 	e.files["nokind.yaml"] = good + "metadata:\n  name: x\n"
-	e.files["unknown.yaml"] = good + "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n"
+	e.files["unknown.yaml"] = good + "apiVersion: v1\nkind: Widget\nmetadata:\n  name: x\n"
 	e.files["badversion.yaml"] = good + "apiVersion: apps/v9\nkind: Deployment\nmetadata:\n  name: x\n"
 	e.files["scalar.yaml"] = "just a string\n"
 	e.files["other-ns.yaml"] = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  namespace: a\nspec:\n  containers: []\n"
