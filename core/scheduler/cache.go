@@ -232,17 +232,27 @@ func (c *Cache) PodCount() int {
 }
 
 // UpdateSnapshot brings snap up to date: it copies the nodes that changed
-// since the last call, and rebuilds the node list if nodes came or went.
+// since the last call (a NodeInfo of an older snapshot is never modified),
+// rebuilds the node list if nodes came or went, and the lists of nodes with
+// affinity pods if a node that changed is or was in them.
 func (c *Cache) UpdateSnapshot(snap *Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	rebuildAffinity := c.orderChanged
 	for name := range c.dirty {
 		ni := c.nodes[name]
+		old := snap.nodeInfoMap[name]
+		if old != nil && (len(old.PodsWithAffinity) > 0 || len(old.PodsWithRequiredAntiAffinity) > 0) {
+			rebuildAffinity = true
+		}
 		if ni == nil || ni.Node() == nil {
 			delete(snap.nodeInfoMap, name)
 			continue
 		}
 		cp := ni.Snapshot()
+		if len(cp.PodsWithAffinity) > 0 || len(cp.PodsWithRequiredAntiAffinity) > 0 {
+			rebuildAffinity = true
+		}
 		snap.nodeInfoMap[name] = cp
 		if i, ok := snap.index[name]; ok && !c.orderChanged {
 			snap.nodeInfoList[i] = cp
@@ -254,6 +264,18 @@ func (c *Cache) UpdateSnapshot(snap *Snapshot) {
 		for i, name := range c.order {
 			snap.nodeInfoList = append(snap.nodeInfoList, snap.nodeInfoMap[name])
 			snap.index[name] = i
+		}
+	}
+	if rebuildAffinity {
+		snap.havePodsWithAffinity = nil
+		snap.havePodsWithRequiredAntiAffinity = nil
+		for _, ni := range snap.nodeInfoList {
+			if len(ni.PodsWithAffinity) > 0 {
+				snap.havePodsWithAffinity = append(snap.havePodsWithAffinity, ni)
+			}
+			if len(ni.PodsWithRequiredAntiAffinity) > 0 {
+				snap.havePodsWithRequiredAntiAffinity = append(snap.havePodsWithRequiredAntiAffinity, ni)
+			}
 		}
 	}
 	clear(c.dirty)
@@ -268,6 +290,10 @@ type Snapshot struct {
 	nodeInfoMap  map[string]*framework.NodeInfo
 	nodeInfoList []*framework.NodeInfo
 	index        map[string]int
+	// The nodes with pods that have (anti-)affinity terms, and with pods
+	// that have required anti-affinity terms (InterPodAffinity).
+	havePodsWithAffinity             []*framework.NodeInfo
+	havePodsWithRequiredAntiAffinity []*framework.NodeInfo
 }
 
 var (
@@ -299,6 +325,16 @@ func (s *Snapshot) NodeInfos() framework.NodeInfoLister { return s }
 
 // List implements framework.NodeInfoLister.
 func (s *Snapshot) List() ([]*framework.NodeInfo, error) { return s.nodeInfoList, nil }
+
+// HavePodsWithAffinityList implements framework.NodeInfoLister.
+func (s *Snapshot) HavePodsWithAffinityList() ([]*framework.NodeInfo, error) {
+	return s.havePodsWithAffinity, nil
+}
+
+// HavePodsWithRequiredAntiAffinityList implements framework.NodeInfoLister.
+func (s *Snapshot) HavePodsWithRequiredAntiAffinityList() ([]*framework.NodeInfo, error) {
+	return s.havePodsWithRequiredAntiAffinity, nil
+}
 
 // Get implements framework.NodeInfoLister.
 func (s *Snapshot) Get(nodeName string) (*framework.NodeInfo, error) {

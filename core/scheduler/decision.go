@@ -5,17 +5,28 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 	"github.com/kubetab/kubetab/core/scheduler/framework"
 	"github.com/kubetab/kubetab/core/scheduler/framework/runtime"
 )
 
-// Decision records one scheduling attempt of one pod: what each filter said
-// about each node it looked at, each score plugin's raw, normalized and
-// weighted score, and the node chosen. Upstream keeps none of this (it logs
-// at high verbosity); kube-scheduler-simulator records it in annotations.
-// Here it is what a learner opens to see *why* a pod went where it went.
+// Decision records one scheduling attempt of one pod: which filter rejected
+// which node and why, each score plugin's raw, normalized and weighted
+// score for the best nodes, and the node chosen (or what preemption did).
+// Upstream keeps none of this (it logs at high verbosity); here it is what a
+// learner opens to see *why* a pod went where it went, through
+//
+//	GET /apis/scheduling.kubetab.dev/v1alpha1/namespaces/<ns>/schedulingdecisions/<pod>
+//	kubectl scheduling explain <pod>
+//
+// It is compacted while it is recorded, so its size does not grow with the
+// cluster (package v1alpha1 explains the bounds): rejected nodes are grouped
+// by the status that rejected them, and only the best-scored feasible nodes
+// keep their scores.
 //
 // A Decision is immutable once recorded; its slices may be shared.
 type Decision struct {
@@ -29,80 +40,266 @@ type Decision struct {
 	NumAllNodes int
 	// FilterPlugins are the Filter plugins, in the order they run.
 	FilterPlugins []string
-	// ScorePlugins are the Score plugins with their weights, in the order of
-	// NodeDecision.Scores.
+	// ScorePlugins are the Score plugins with their weights.
 	ScorePlugins []runtime.ScorePluginWeight
+	// SkippedFilters are the Filter plugins whose PreFilter said there was
+	// nothing to check for this pod (Skip): they did not run on any node.
+	// SkippedScores likewise for PreScore and Score.
+	SkippedFilters, SkippedScores []string
 	// PreFilter is set when a PreFilter plugin rejected the pod outright;
 	// then no node was filtered.
 	PreFilter *framework.Status
-	// Nodes are the nodes the filters ran on, in the order they were looked
-	// at. With percentageOfNodesToScore, filtering stops once enough nodes
-	// fit, so on a big cluster not every node is here.
-	Nodes []NodeDecision
+	// EvaluatedNodes counts the nodes the filters ran on (with
+	// percentageOfNodesToScore, filtering stops once enough nodes fit);
+	// FeasibleNodes counts those that passed.
+	EvaluatedNodes, FeasibleNodes int
+	// Rejected groups the rejected nodes by the status that rejected them,
+	// in the order the groups appeared.
+	Rejected []RejectedNodes
+	// RejectedOmitted counts rejected nodes whose group was not kept
+	// (beyond v1alpha1.MaxRejectedGroups distinct statuses).
+	RejectedOmitted int
+	// Feasible are nodes that passed every filter, best total first: the
+	// v1alpha1.MaxFeasibleNodes best, always with the selected node.
+	Feasible []FeasibleNode
 	// SelectedNode is the node the pod was assumed on ("" if none).
 	SelectedNode string
+	// Result is v1alpha1.ResultScheduled, ResultUnschedulable or
+	// ResultError.
+	Result string
 	// Message is the FailedScheduling message, or the error ("" on success).
 	Message string
+	// Preemption is what DefaultPreemption did, when it ran.
+	Preemption *PreemptionRecord
 }
 
-// NodeDecision is the result of one node in one attempt.
-type NodeDecision struct {
+// RejectedNodes are nodes one filter rejected with the same status.
+type RejectedNodes struct {
+	// Status is the rejection; Status.Plugin() is the filter. The filters
+	// before it passed these nodes, the ones after it did not run.
+	Status *framework.Status
+	// Count is the number of nodes; Nodes names the first
+	// v1alpha1.MaxNodesPerGroup.
+	Count int
+	Nodes []string
+}
+
+// FeasibleNode is a node that passed every filter.
+type FeasibleNode struct {
 	Name string
-	// Filter is nil when the node passed every filter. Otherwise it is the
-	// status of the plugin that rejected it (Filter.Plugin()); the plugins
-	// before that one passed and the ones after it did not run, since
-	// filters stop at the first rejection. FilterResults spells that out.
-	Filter *framework.Status
-	// Scores has one entry per score plugin (Decision.ScorePlugins order);
-	// nil when the node was not scored (it failed a filter, or it was the
-	// only feasible node: upstream skips scoring then).
+	// Scores has one entry per score plugin that ran; nil when nothing was
+	// scored (the only feasible node: upstream skips scoring then).
 	Scores     []framework.PluginScore
 	TotalScore int64
+}
+
+// PreemptionRecord is DefaultPreemption's outcome.
+type PreemptionRecord struct {
+	NominatedNode string
+	// Victims are "namespace/name" of the pods deleted.
+	Victims []string
+	// Message is the preemption part of the FailedScheduling message.
+	Message string
 }
 
 // FilterResult is one filter plugin's verdict on one node.
 type FilterResult struct {
 	Plugin string
-	// Ran is false for plugins after the one that rejected the node.
-	Ran    bool
-	Status *framework.Status
+	// Ran is false for plugins after the one that rejected the node, and
+	// for plugins skipped for this pod.
+	Ran bool
+	// Skipped: the plugin's PreFilter returned Skip.
+	Skipped bool
+	Status  *framework.Status
 }
 
-// FilterResults expands the node's result into one entry per filter plugin.
-func (d *Decision) FilterResults(n NodeDecision) []FilterResult {
+// FilterResults expands a node's result (nil: it passed; else the status
+// of its RejectedNodes group) into one entry per filter plugin.
+func (d *Decision) FilterResults(rejectedBy *framework.Status) []FilterResult {
 	out := make([]FilterResult, len(d.FilterPlugins))
 	ran := true
 	for i, name := range d.FilterPlugins {
-		out[i] = FilterResult{Plugin: name, Ran: ran}
-		if ran && n.Filter != nil && n.Filter.Plugin() == name {
-			out[i].Status = n.Filter
+		skipped := contains(d.SkippedFilters, name)
+		out[i] = FilterResult{Plugin: name, Ran: ran && !skipped, Skipped: skipped}
+		if ran && rejectedBy != nil && rejectedBy.Plugin() == name {
+			out[i].Status = rejectedBy
 			ran = false
 		}
 	}
 	return out
 }
 
-// recordNode notes a node's filter result; d may be nil (recording off).
-func (d *Decision) recordNode(name string, s *framework.Status) {
-	if d != nil {
-		d.Nodes = append(d.Nodes, NodeDecision{Name: name, Filter: s})
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
 	}
+	return false
 }
 
-// recordScores attaches the scores to the nodes that passed the filters,
-// which are in the same order as the feasible nodes that were scored.
-func (d *Decision) recordScores(scores []framework.NodePluginScores) {
+// skipped lists, in order, the names that are in set.
+func skipped(names []string, set sets.Set[string]) []string {
+	if len(set) == 0 {
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		if _, ok := set[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// NodeResult finds a node in the record: the status that rejected it (nil
+// if it passed), its scores if kept, and whether the node is named at all.
+func (d *Decision) NodeResult(node string) (rejectedBy *framework.Status, feasible *FeasibleNode, found bool) {
+	for i := range d.Rejected {
+		for _, n := range d.Rejected[i].Nodes {
+			if n == node {
+				return d.Rejected[i].Status, nil, true
+			}
+		}
+	}
+	for i := range d.Feasible {
+		if d.Feasible[i].Name == node {
+			return nil, &d.Feasible[i], true
+		}
+	}
+	return nil, nil, false
+}
+
+// recordNode notes a node's filter result; d may be nil (recording off).
+func (d *Decision) recordNode(name string, s *framework.Status) {
 	if d == nil {
 		return
 	}
-	j := 0
-	for i := range d.Nodes {
-		if d.Nodes[i].Filter == nil && j < len(scores) {
-			d.Nodes[i].Scores = scores[j].Scores
-			d.Nodes[i].TotalScore = scores[j].TotalScore
-			j++
+	d.EvaluatedNodes++
+	if s == nil {
+		d.FeasibleNodes++
+		// Names of unscored feasible nodes, until scores replace them.
+		if len(d.Feasible) < v1alpha1.MaxFeasibleNodes {
+			d.Feasible = append(d.Feasible, FeasibleNode{Name: name})
+		}
+		return
+	}
+	for i := range d.Rejected {
+		g := &d.Rejected[i]
+		if g.Status.Equal(s) {
+			g.Count++
+			if len(g.Nodes) < v1alpha1.MaxNodesPerGroup {
+				g.Nodes = append(g.Nodes, name)
+			}
+			return
 		}
 	}
+	if len(d.Rejected) >= v1alpha1.MaxRejectedGroups {
+		d.RejectedOmitted++
+		return
+	}
+	d.Rejected = append(d.Rejected, RejectedNodes{Status: s, Count: 1, Nodes: []string{name}})
+}
+
+// recordScores keeps the best-scored nodes (ties in the order they were
+// scored) and the selected one, copying their scores out of the cycle's
+// shared backing array.
+func (d *Decision) recordScores(scores []framework.NodePluginScores, selected string) {
+	if d == nil {
+		return
+	}
+	top := make([]int, 0, v1alpha1.MaxFeasibleNodes)
+	for i := range scores {
+		// Insert i into top, kept sorted by total, best first.
+		pos := len(top)
+		for pos > 0 && scores[top[pos-1]].TotalScore < scores[i].TotalScore {
+			pos--
+		}
+		if pos >= v1alpha1.MaxFeasibleNodes {
+			continue
+		}
+		if len(top) < v1alpha1.MaxFeasibleNodes {
+			top = append(top, 0)
+		}
+		copy(top[pos+1:], top[pos:len(top)-1])
+		top[pos] = i
+	}
+	hasSelected := false
+	for _, i := range top {
+		hasSelected = hasSelected || scores[i].Name == selected
+	}
+	if !hasSelected && selected != "" {
+		for i := range scores {
+			if scores[i].Name == selected {
+				top[len(top)-1] = i
+			}
+		}
+	}
+	d.Feasible = d.Feasible[:0]
+	for _, i := range top {
+		d.Feasible = append(d.Feasible, FeasibleNode{
+			Name:       scores[i].Name,
+			Scores:     append([]framework.PluginScore(nil), scores[i].Scores...),
+			TotalScore: scores[i].TotalScore,
+		})
+	}
+}
+
+// recordPreemption notes DefaultPreemption's outcome.
+func (d *Decision) recordPreemption(r *framework.PostFilterResult, msg string) {
+	if d == nil {
+		return
+	}
+	p := &PreemptionRecord{Message: msg}
+	if r != nil {
+		p.NominatedNode = r.NominatedNodeName
+		for _, v := range r.Victims {
+			p.Victims = append(p.Victims, v.Namespace+"/"+v.Name)
+		}
+	}
+	d.Preemption = p
+}
+
+func statusToAPI(s *framework.Status) v1alpha1.PluginStatus {
+	return v1alpha1.PluginStatus{Plugin: s.Plugin(), Code: s.Code().String(), Reasons: s.Reasons()}
+}
+
+// toAPI is the attempt as the API serves it.
+func (d *Decision) toAPI() v1alpha1.Attempt {
+	a := v1alpha1.Attempt{
+		Attempt:         d.Attempt,
+		Time:            metav1.NewTime(d.Time),
+		Result:          d.Result,
+		SelectedNode:    d.SelectedNode,
+		Message:         d.Message,
+		Nodes:           v1alpha1.NodeCounts{All: d.NumAllNodes, Evaluated: d.EvaluatedNodes, Feasible: d.FeasibleNodes},
+		FilterPlugins:   d.FilterPlugins,
+		SkippedFilters:  d.SkippedFilters,
+		SkippedScores:   d.SkippedScores,
+		RejectedOmitted: d.RejectedOmitted,
+		FeasibleOmitted: d.FeasibleNodes - len(d.Feasible),
+	}
+	for _, sp := range d.ScorePlugins {
+		a.ScorePlugins = append(a.ScorePlugins, v1alpha1.ScorePlugin{Name: sp.Name, Weight: sp.Weight})
+	}
+	if d.PreFilter != nil {
+		s := statusToAPI(d.PreFilter)
+		a.PreFilter = &s
+	}
+	for _, g := range d.Rejected {
+		a.Rejected = append(a.Rejected, v1alpha1.RejectedNodes{PluginStatus: statusToAPI(g.Status), Count: g.Count, Nodes: g.Nodes})
+	}
+	for _, f := range d.Feasible {
+		fn := v1alpha1.FeasibleNode{Name: f.Name, Total: f.TotalScore}
+		for _, s := range f.Scores {
+			fn.Scores = append(fn.Scores, v1alpha1.PluginScore{Plugin: s.Name, Raw: s.Raw, Normalized: s.Normalized, Weighted: s.Score})
+		}
+		a.Feasible = append(a.Feasible, fn)
+	}
+	if p := d.Preemption; p != nil {
+		a.Preemption = &v1alpha1.Preemption{NominatedNode: p.NominatedNode, Victims: p.Victims, Message: p.Message}
+	}
+	return a
 }
 
 // decisionLog keeps the last few Decisions of the most recently attempted
@@ -193,4 +390,22 @@ func (l *decisionLog) forget(pod *v1.Pod) {
 			break
 		}
 	}
+}
+
+// SchedulingDecision returns the pod's recorded attempts in the shape the
+// API serves (apiserver.DecisionProvider), or false if there are none.
+func (s *Scheduler) SchedulingDecision(namespace, name string) (*v1alpha1.SchedulingDecision, bool) {
+	ds := s.Decisions(namespace, name)
+	if len(ds) == 0 {
+		return nil, false
+	}
+	out := &v1alpha1.SchedulingDecision{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.Kind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: ds[len(ds)-1].UID},
+		Attempts:   make([]v1alpha1.Attempt, 0, len(ds)),
+	}
+	for i := range ds {
+		out.Attempts = append(out.Attempts, ds[i].toAPI())
+	}
+	return out, true
 }

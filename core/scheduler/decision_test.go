@@ -60,8 +60,11 @@ func TestFindNodesRotatesAndStopsEarly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(feasible) != 144 || len(rec.Nodes) != 144 || rec.Nodes[0].Name != wantFirst {
-			t.Errorf("attempt %d: %d feasible, %d visited, first %s; want 144, 144, %s", attempt, len(feasible), len(rec.Nodes), rec.Nodes[0].Name, wantFirst)
+		if len(feasible) != 144 || rec.EvaluatedNodes != 144 || rec.FeasibleNodes != 144 || feasible[0].Node().Name != wantFirst {
+			t.Errorf("attempt %d: %d feasible, %d evaluated, first %s; want 144, 144, %s", attempt, len(feasible), rec.EvaluatedNodes, feasible[0].Node().Name, wantFirst)
+		}
+		if len(rec.Feasible) != 10 || rec.Feasible[0].Name != wantFirst {
+			t.Errorf("attempt %d: the record keeps %d feasible nodes starting at %v, want the first 10", attempt, len(rec.Feasible), rec.Feasible)
 		}
 	}
 }

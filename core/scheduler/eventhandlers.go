@@ -39,7 +39,11 @@ func (s *Scheduler) addEventHandlers() {
 				s.queue.MoveAllToActiveOrBackoffQueue(ev)
 			}
 		},
-		OnDelete: func(node *v1.Node) { s.cache.RemoveNode(node) },
+		OnDelete: func(node *v1.Node) {
+			s.cache.RemoveNode(node)
+			// Fewer domains can help a pod waiting on topology spread.
+			s.queue.MoveAllToActiveOrBackoffQueue(framework.NodeDelete)
+		},
 	})
 }
 

@@ -76,6 +76,9 @@ type SchedulingQueue struct {
 	backoffTimerAt   time.Time
 	closed           bool
 	wake             chan struct{} // capacity 1: "activeQ has something"
+
+	// nominator holds the nominated pods (its own lock, taken after mu).
+	*nominator
 }
 
 // QueueConfig configures a SchedulingQueue.
@@ -88,6 +91,9 @@ type QueueConfig struct {
 	EventsToRegister map[string][]framework.ClusterEvent
 	// Zero values are upstream's defaults.
 	PodInitialBackoff, PodMaxBackoff, PodMaxInUnschedulablePodsDuration time.Duration
+	// PodLister, if set, keeps pods that are gone or bound from being
+	// nominated.
+	PodLister framework.Lister[*v1.Pod]
 }
 
 // NewSchedulingQueue returns an empty queue.
@@ -113,7 +119,9 @@ func NewSchedulingQueue(cfg QueueConfig) *SchedulingQueue {
 		activeQ:        newPodHeap(cfg.Less),
 		unschedulable:  map[string]*framework.QueuedPodInfo{},
 		wake:           make(chan struct{}, 1),
+		nominator:      newNominator(),
 	}
+	q.nominator.podLister = cfg.PodLister
 	q.backoffQ = newPodHeap(func(a, b *framework.QueuedPodInfo) bool {
 		return q.backoffTime(a).Before(q.backoffTime(b))
 	})
@@ -174,6 +182,7 @@ func (q *SchedulingQueue) Add(pod *v1.Pod) {
 	defer q.mu.Unlock()
 	key := podKey(pod)
 	p := q.newQueuedPodInfo(pod)
+	q.nominator.add(p.PodInfo, "", false)
 	if old, ok := q.unschedulable[key]; ok {
 		p = old
 		p.PodInfo = framework.NewPodInfo(pod)
@@ -259,6 +268,13 @@ func (q *SchedulingQueue) Update(oldPod, newPod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	key := podKey(newPod)
+	if oldPod != nil {
+		defer func() {
+			if p, ok := q.lookupLocked(key); ok {
+				q.nominator.update(oldPod, p.PodInfo)
+			}
+		}()
+	}
 	if p, ok := q.activeQ.Get(key); ok {
 		p.PodInfo = framework.NewPodInfo(newPod)
 		q.activeQ.AddOrUpdate(p)
@@ -287,10 +303,35 @@ func (q *SchedulingQueue) Update(oldPod, newPod *v1.Pod) {
 	q.signal()
 }
 
-// Delete removes a pod from every queue.
+// lookupLocked finds a queued pod wherever it is.
+func (q *SchedulingQueue) lookupLocked(key string) (*framework.QueuedPodInfo, bool) {
+	if p, ok := q.activeQ.Get(key); ok {
+		return p, true
+	}
+	if p, ok := q.backoffQ.Get(key); ok {
+		return p, true
+	}
+	p, ok := q.unschedulable[key]
+	return p, ok
+}
+
+// AddNominatedPod nominates the pod to nodeName ("" clears its nomination);
+// the scheduler calls it when preemption made room.
+func (q *SchedulingQueue) AddNominatedPod(pi *framework.PodInfo, nodeName string) {
+	q.nominator.add(pi, nodeName, true)
+}
+
+// DeleteNominatedPodIfExists forgets the pod's nomination (it was assumed
+// on a node, or deleted).
+func (q *SchedulingQueue) DeleteNominatedPodIfExists(pod *v1.Pod) {
+	q.nominator.delete(pod)
+}
+
+// Delete removes a pod from every queue, and its nomination.
 func (q *SchedulingQueue) Delete(pod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.nominator.delete(pod)
 	key := podKey(pod)
 	q.activeQ.Delete(key)
 	if q.backoffQ.Delete(key) {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 	"github.com/kubetab/kubetab/core/scheduler/framework"
 	"github.com/kubetab/kubetab/core/scheduler/internal/yield"
 )
@@ -54,33 +55,42 @@ func (s *Scheduler) scheduleOne(ctx context.Context, p *framework.QueuedPodInfo)
 	result, err := s.schedulePod(ctx, state, pod, rec)
 	if err != nil {
 		reason := v1.PodReasonUnschedulable
-		nominated := ""
+		// nominating is what to do with status.nominatedNodeName: nil
+		// leaves it, otherwise it is set to *nominating ("" clears it).
+		var nominating *string
+		result := v1alpha1.ResultUnschedulable
 		var fitErr *framework.FitError
 		switch {
 		case errors.As(err, &fitErr):
 			p.UnschedulablePlugins = fitErr.Diagnosis.UnschedulablePlugins
 			p.PendingPlugins = fitErr.Diagnosis.PendingPlugins
 			if s.fwk.HasPostFilterPlugins() {
-				// No node fits: PostFilter (preemption) may make room.
+				// No node fits: PostFilter (preemption) may make room. Its
+				// message becomes the "preemption: ..." part of the event.
 				r, st := s.fwk.RunPostFilterPlugins(ctx, state, pod, fitErr.Diagnosis.NodeToStatus)
-				if msg := st.Message(); msg != "" {
+				msg := st.Message()
+				if msg != "" {
 					fitErr.Diagnosis.PostFilterMsg = msg
 				}
 				if r != nil {
-					nominated = r.NominatedNodeName
+					nominating = &r.NominatedNodeName
 				}
+				rec.recordPreemption(r, msg)
 			}
 		case errors.Is(err, ErrNoNodesAvailable):
 			p.UnschedulablePlugins, p.PendingPlugins = nil, nil
+			result = v1alpha1.ResultError
 		default:
 			reason = v1.PodReasonSchedulerError
+			result = v1alpha1.ResultError
 			p.UnschedulablePlugins, p.PendingPlugins = nil, nil
 		}
 		if rec != nil {
+			rec.Result = result
 			rec.Message = err.Error()
 			s.decisions.add(rec)
 		}
-		s.handleSchedulingFailure(ctx, p, err, reason, nominated, podSchedulingCycle)
+		s.handleSchedulingFailure(ctx, p, err, reason, nominating, podSchedulingCycle)
 		return
 	}
 
@@ -89,9 +99,11 @@ func (s *Scheduler) scheduleOne(ctx context.Context, p *framework.QueuedPodInfo)
 	assumed := pod.DeepCopy()
 	assumed.Spec.NodeName = result.SuggestedHost
 	if err := s.cache.AssumePod(assumed); err != nil {
-		s.handleSchedulingFailure(ctx, p, err, v1.PodReasonSchedulerError, "", podSchedulingCycle)
+		s.handleSchedulingFailure(ctx, p, err, v1.PodReasonSchedulerError, nil, podSchedulingCycle)
 		return
 	}
+	// It is placed: a nomination (from preemption) has done its job.
+	s.queue.DeleteNominatedPodIfExists(assumed)
 	if st := s.fwk.RunReservePluginsReserve(ctx, state, assumed, result.SuggestedHost); !st.IsSuccess() {
 		s.fwk.RunReservePluginsUnreserve(ctx, state, assumed, result.SuggestedHost)
 		_ = s.cache.ForgetPod(assumed)
@@ -100,11 +112,12 @@ func (s *Scheduler) scheduleOne(ctx context.Context, p *framework.QueuedPodInfo)
 			reason = v1.PodReasonUnschedulable
 			p.UnschedulablePlugins = sets.New(st.Plugin())
 		}
-		s.handleSchedulingFailure(ctx, p, st.AsError(), reason, "", podSchedulingCycle)
+		s.handleSchedulingFailure(ctx, p, st.AsError(), reason, nil, podSchedulingCycle)
 		return
 	}
 	if rec != nil {
 		rec.SelectedNode = result.SuggestedHost
+		rec.Result = v1alpha1.ResultScheduled
 		s.decisions.add(rec)
 	}
 
@@ -154,7 +167,7 @@ func (s *Scheduler) handleBindingCycleError(ctx context.Context, state *framewor
 	if ctx.Err() != nil {
 		return
 	}
-	s.handleSchedulingFailure(ctx, p, fmt.Errorf("binding rejected: %w", st.AsError()), reason, "", cycle)
+	s.handleSchedulingFailure(ctx, p, fmt.Errorf("binding rejected: %w", st.AsError()), reason, nil, cycle)
 }
 
 // schedulePod finds the node for a pod: filter, then score (upstream:
@@ -179,8 +192,15 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 	if err != nil {
 		return ScheduleResult{}, err
 	}
-	rec.recordScores(scores)
 	host, err := selectHost(scores)
+	if rec != nil {
+		names := make([]string, len(s.fwk.ScorePlugins()))
+		for i, sp := range s.fwk.ScorePlugins() {
+			names[i] = sp.Name
+		}
+		rec.SkippedScores = skipped(names, state.SkipScorePlugins)
+	}
+	rec.recordScores(scores, host)
 	return ScheduleResult{SuggestedHost: host, EvaluatedNodes: evaluated, FeasibleNodes: len(feasible)}, err
 }
 
@@ -206,6 +226,9 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, state *framework.Cy
 		}
 		return nil, diagnosis, nil
 	}
+	if rec != nil {
+		rec.SkippedFilters = skipped(s.fwk.FilterPlugins(), state.SkipFilterPlugins)
+	}
 	nodes := allNodes
 	if !preRes.AllNodes() {
 		nodes = make([]*framework.NodeInfo, 0, len(preRes.NodeNames))
@@ -217,6 +240,17 @@ func (s *Scheduler) findNodesThatFitPod(ctx context.Context, state *framework.Cy
 		diagnosis.NodeToStatus.SetAbsentNodesStatus(framework.NewStatus(framework.UnschedulableAndUnresolvable,
 			fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(plugins))))
 		diagnosis.UnschedulablePlugins = plugins
+	}
+	// A pod that preemption made room for tries its nominated node first:
+	// it is most likely the one node that fits.
+	if nnn := pod.Status.NominatedNodeName; nnn != "" && (preRes.AllNodes() || preRes.NodeNames.Has(nnn)) {
+		if ni, err := s.snapshot.Get(nnn); err == nil {
+			feasible, err := s.findNodesThatPassFilters(ctx, state, pod, &diagnosis, []*framework.NodeInfo{ni}, nil)
+			if err == nil && len(feasible) > 0 {
+				rec.recordNode(nnn, nil)
+				return feasible, diagnosis, nil
+			}
+		}
 	}
 	feasible, err := s.findNodesThatPassFilters(ctx, state, pod, &diagnosis, nodes, rec)
 	if err != nil {
@@ -240,9 +274,6 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framewo
 	}
 	numToFind := numFeasibleNodesToFind(s.fwk.PercentageOfNodesToScore(), numAll)
 	feasible := make([]*framework.NodeInfo, 0, numToFind)
-	if rec != nil {
-		rec.Nodes = make([]NodeDecision, 0, numToFind)
-	}
 	start := s.nextStartNodeIndex % numAll
 	if !s.fwk.HasFilterPlugins() {
 		for i := 0; i < numToFind; i++ {
@@ -254,7 +285,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framewo
 	}
 	for i := 0; i < numAll && len(feasible) < numToFind; i++ {
 		n := nodes[(start+i)%numAll]
-		st := s.fwk.RunFilterPlugins(ctx, state, pod, n)
+		st := s.fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, n)
 		if st.Code() == framework.Error {
 			return nil, st.AsError()
 		}
@@ -341,7 +372,7 @@ func selectHost(scores []framework.NodePluginScores) (string, error) {
 // handleSchedulingFailure reports a failed attempt and puts the pod back
 // (upstream: handleSchedulingFailure): a Warning FailedScheduling event, the
 // PodScheduled=False condition with the same message, and the queue.
-func (s *Scheduler) handleSchedulingFailure(ctx context.Context, p *framework.QueuedPodInfo, err error, reason, nominatedNode string, cycle int64) {
+func (s *Scheduler) handleSchedulingFailure(ctx context.Context, p *framework.QueuedPodInfo, err error, reason string, nominating *string, cycle int64) {
 	pod := p.Pod
 	msg := err.Error()
 	// Requeue the informer's latest version, unless the pod is gone or
@@ -350,6 +381,13 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, p *framework.Qu
 		p.PodInfo = framework.NewPodInfo(cached)
 		_ = s.queue.AddUnschedulableIfNotPresent(p, cycle)
 		pod = cached
+		// Record the nomination now: the next cycle must see it even
+		// before the status update below comes back through the informer.
+		if nominating != nil {
+			s.queue.AddNominatedPod(p.PodInfo, *nominating)
+		} else {
+			s.queue.nominator.add(p.PodInfo, "", false)
+		}
 	} else if ok && cached.Spec.NodeName != "" {
 		return
 	}
@@ -360,7 +398,7 @@ func (s *Scheduler) handleSchedulingFailure(ctx context.Context, p *framework.Qu
 		Status:             v1.ConditionFalse,
 		Reason:             reason,
 		Message:            msg,
-	}, nominatedNode)
+	}, nominating)
 }
 
 func truncateMessage(msg string) string {
@@ -371,14 +409,15 @@ func truncateMessage(msg string) string {
 	return msg[:maxEventMessage-len(suffix)] + suffix
 }
 
-// updatePodScheduledCondition writes the condition (and nominatedNodeName)
-// to the pod's status, unless nothing changed. A conflict re-reads the pod.
-func (s *Scheduler) updatePodScheduledCondition(ctx context.Context, pod *v1.Pod, cond *v1.PodCondition, nominatedNode string) {
+// updatePodScheduledCondition writes the condition (and, when nominating
+// is set, nominatedNodeName) to the pod's status, unless nothing changed. A
+// conflict re-reads the pod.
+func (s *Scheduler) updatePodScheduledCondition(ctx context.Context, pod *v1.Pod, cond *v1.PodCondition, nominating *string) {
 	for range 3 {
 		cp := pod.DeepCopy()
 		changed := updatePodCondition(&cp.Status, cond, metav1.NewTime(s.clock.Now()))
-		if nominatedNode != "" && cp.Status.NominatedNodeName != nominatedNode {
-			cp.Status.NominatedNodeName = nominatedNode
+		if nominating != nil && cp.Status.NominatedNodeName != *nominating {
+			cp.Status.NominatedNodeName = *nominating
 			changed = true
 		}
 		if !changed {

@@ -31,13 +31,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
+	"github.com/kubetab/kubetab/core/scheduler/framework"
 	"github.com/kubetab/kubetab/core/scheduler/framework/runtime"
 	"github.com/kubetab/kubetab/core/scheduler/internal/yield"
 	"github.com/kubetab/kubetab/core/scheduler/plugins"
@@ -84,6 +89,9 @@ type Scheduler struct {
 
 	podInformer  *client.Informer[*v1.Pod]
 	nodeInformer *client.Informer[*v1.Node]
+	// informers are every informer Run starts: the two above and those
+	// behind the plugins' Listers.
+	informers []informer
 
 	// snapshot and nextStartNodeIndex belong to the scheduling loop.
 	snapshot           *Snapshot
@@ -120,6 +128,22 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.DecisionPods == 0 {
 		cfg.DecisionPods = 100
 	}
+	// One informer for every pod that is not finished: the handlers split
+	// them into "assigned" (for the cache) and "ours, unassigned" (for the
+	// queue), as upstream's scheduler does with one shared informer.
+	podInformer := client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{
+		FieldSelector: fields.ParseSelectorOrDie("status.phase!=" + string(v1.PodSucceeded) + ",status.phase!=" + string(v1.PodFailed)),
+	})
+	nodeInformer := client.NewInformer(cfg.Client.Nodes(), "", registry.ListOptions{})
+	informers := []informer{podInformer, nodeInformer}
+	listers := framework.Listers{Pods: podInformer}
+	listers.Namespaces = optionalLister[*v1.Namespace](cfg.Client, "", "namespaces", &informers)
+	listers.Services = optionalLister[*v1.Service](cfg.Client, "", "services", &informers)
+	listers.ReplicationControllers = optionalLister[*v1.ReplicationController](cfg.Client, "", "replicationcontrollers", &informers)
+	listers.ReplicaSets = optionalLister[*appsv1.ReplicaSet](cfg.Client, "apps", "replicasets", &informers)
+	listers.StatefulSets = optionalLister[*appsv1.StatefulSet](cfg.Client, "apps", "statefulsets", &informers)
+	listers.PodDisruptionBudgets = optionalLister[*policyv1.PodDisruptionBudget](cfg.Client, "policy", "poddisruptionbudgets", &informers)
+
 	reg := plugins.NewInTreeRegistry()
 	if err := reg.Merge(cfg.Registry); err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)
@@ -133,6 +157,9 @@ func New(cfg Config) (*Scheduler, error) {
 		cache:         NewCache(),
 		snapshot:      NewEmptySnapshot(),
 		decisions:     newDecisionLog(cfg.DecisionsPerPod, cfg.DecisionPods),
+		podInformer:   podInformer,
+		nodeInformer:  nodeInformer,
+		informers:     informers,
 	}
 	fwk, err := runtime.New(context.Background(), runtime.Config{
 		ProfileName:              cfg.SchedulerName,
@@ -142,6 +169,8 @@ func New(cfg Config) (*Scheduler, error) {
 		Recorder:                 s.recorder,
 		Snapshot:                 s.snapshot,
 		PercentageOfNodesToScore: cfg.PercentageOfNodesToScore,
+		Listers:                  listers,
+		Clock:                    cfg.Clock,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: profile %q: %w", cfg.SchedulerName, err)
@@ -153,17 +182,34 @@ func New(cfg Config) (*Scheduler, error) {
 		EventsToRegister:  fwk.EventsToRegister(),
 		PodInitialBackoff: cfg.PodInitialBackoff,
 		PodMaxBackoff:     cfg.PodMaxBackoff,
+		PodLister:         podInformer,
 	})
-
-	// One informer for every pod that is not finished: the handlers split
-	// them into "assigned" (for the cache) and "ours, unassigned" (for the
-	// queue), as upstream's scheduler does with one shared informer.
-	s.podInformer = client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{
-		FieldSelector: fields.ParseSelectorOrDie("status.phase!=" + string(v1.PodSucceeded) + ",status.phase!=" + string(v1.PodFailed)),
-	})
-	s.nodeInformer = client.NewInformer(cfg.Client.Nodes(), "", registry.ListOptions{})
+	fwk.SetPodNominator(s.queue)
 	s.addEventHandlers()
 	return s, nil
+}
+
+// informer is what Run needs of a client.Informer.
+type informer interface {
+	Run(ctx context.Context)
+	HasSynced() bool
+}
+
+// optionalLister returns an informer over a resource if the API server
+// serves it (and adds it to informers), or nil: plugins then see no such
+// objects. The registry grows as kubetab learns resources; the scheduler
+// does not need to know which it has.
+func optionalLister[T kruntime.Object](c *client.Client, group, resource string, informers *[]informer) framework.Lister[T] {
+	st, ok := c.Registry().Lookup(schema.GroupResource{Group: group, Resource: resource})
+	if !ok {
+		return nil
+	}
+	if _, ok := st.Resource.New().(T); !ok {
+		return nil
+	}
+	inf := client.NewInformer(client.For[T](c, group, resource), "", registry.ListOptions{})
+	*informers = append(*informers, inf)
+	return inf
 }
 
 // Run schedules pods until ctx is done. It starts the informers, waits for
@@ -177,14 +223,20 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for _, run := range []func(context.Context){s.podInformer.Run, s.nodeInformer.Run, s.queue.Run} {
+	runs := []func(context.Context){s.queue.Run}
+	var synced []func() bool
+	for _, inf := range s.informers {
+		runs = append(runs, inf.Run)
+		synced = append(synced, inf.HasSynced)
+	}
+	for _, run := range runs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			run(ctx)
 		}()
 	}
-	if !client.WaitForCacheSync(ctx, s.podInformer.HasSynced, s.nodeInformer.HasSynced) {
+	if !client.WaitForCacheSync(ctx, synced...) {
 		return nil
 	}
 	for {

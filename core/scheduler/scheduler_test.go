@@ -15,8 +15,13 @@ import (
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/scheduler/framework"
 	"github.com/kubetab/kubetab/core/scheduler/framework/runtime"
+	"github.com/kubetab/kubetab/core/scheduler/plugins/imagelocality"
+	"github.com/kubetab/kubetab/core/scheduler/plugins/interpodaffinity"
+	"github.com/kubetab/kubetab/core/scheduler/plugins/nodeaffinity"
 	"github.com/kubetab/kubetab/core/scheduler/plugins/noderesources"
 	"github.com/kubetab/kubetab/core/scheduler/plugins/nodeunschedulable"
+	"github.com/kubetab/kubetab/core/scheduler/plugins/podtopologyspread"
+	"github.com/kubetab/kubetab/core/scheduler/plugins/tainttoleration"
 	st "github.com/kubetab/kubetab/core/scheduler/testing"
 	"github.com/kubetab/kubetab/core/store"
 )
@@ -223,44 +228,71 @@ func TestSchedulerSpreadsPodsByLeastAllocated(t *testing.T) {
 	}
 
 	// The decision record of the first pod: every node passed every
-	// filter and was scored by NodeResourcesFit; the chosen node has the
-	// highest total.
+	// filter and was scored by the plugins that had something to score;
+	// the chosen node has the highest total.
 	ds := e.s.Decisions("default", "web-0")
 	if len(ds) != 1 {
 		t.Fatalf("decisions of web-0: %d, want 1", len(ds))
 	}
 	d := ds[0]
-	if d.Attempt != 1 || d.NumAllNodes != 3 || len(d.Nodes) != 3 || d.SelectedNode != e.pod("web-0").Spec.NodeName || d.Message != "" {
+	if d.Attempt != 1 || d.NumAllNodes != 3 || d.EvaluatedNodes != 3 || d.FeasibleNodes != 3 || len(d.Rejected) != 0 ||
+		d.SelectedNode != e.pod("web-0").Spec.NodeName || d.Result != "Scheduled" || d.Message != "" || d.Preemption != nil {
 		t.Fatalf("decision: %+v", d)
 	}
-	if len(d.ScorePlugins) != 1 || d.ScorePlugins[0].Name != noderesources.Name || d.ScorePlugins[0].Weight != 1 {
-		t.Errorf("score plugins %v", d.ScorePlugins)
+	wantWeights := []runtime.ScorePluginWeight{
+		{Name: tainttoleration.Name, Weight: 3}, {Name: nodeaffinity.Name, Weight: 2}, {Name: noderesources.Name, Weight: 1},
+		{Name: podtopologyspread.Name, Weight: 2}, {Name: interpodaffinity.Name, Weight: 2},
+		{Name: noderesources.BalancedAllocationName, Weight: 1}, {Name: imagelocality.Name, Weight: 1},
 	}
-	var best int64 = -1
-	var bestNode string
-	for _, n := range d.Nodes {
-		if n.Filter != nil || len(n.Scores) != 1 {
-			t.Fatalf("node %s: filter %v, scores %v", n.Name, n.Filter, n.Scores)
+	if fmt.Sprint(d.ScorePlugins) != fmt.Sprint(wantWeights) {
+		t.Errorf("score plugins %v, want %v", d.ScorePlugins, wantWeights)
+	}
+	// The pod has no node affinity, spread constraints (nor an owner for
+	// the default ones) or pod affinity: those plugins skip it.
+	if want := []string{nodeaffinity.Name, podtopologyspread.Name, interpodaffinity.Name}; fmt.Sprint(d.SkippedScores) != fmt.Sprint(want) {
+		t.Errorf("skipped scores %v, want %v", d.SkippedScores, want)
+	}
+	if want := []string{nodeaffinity.Name, "NodePorts", podtopologyspread.Name, interpodaffinity.Name}; fmt.Sprint(d.SkippedFilters) != fmt.Sprint(want) {
+		t.Errorf("skipped filters %v, want %v", d.SkippedFilters, want)
+	}
+	if len(d.Feasible) != 3 {
+		t.Fatalf("feasible %+v", d.Feasible)
+	}
+	weight := map[string]int64{}
+	for _, w := range wantWeights {
+		weight[w.Name] = w.Weight
+	}
+	for i, n := range d.Feasible {
+		var names []string
+		var total int64
+		for _, ps := range n.Scores {
+			names = append(names, ps.Name)
+			if ps.Score != ps.Normalized*weight[ps.Name] || ps.Normalized < 0 || ps.Normalized > 100 {
+				t.Errorf("node %s %s: %+v", n.Name, ps.Name, ps)
+			}
+			total += ps.Score
 		}
-		ps := n.Scores[0]
-		if ps.Name != noderesources.Name || ps.Raw < 0 || ps.Normalized != ps.Raw || ps.Score != ps.Normalized || n.TotalScore != ps.Score {
-			t.Errorf("node %s score %+v total %d", n.Name, ps, n.TotalScore)
+		if want := []string{tainttoleration.Name, noderesources.Name, noderesources.BalancedAllocationName, imagelocality.Name}; fmt.Sprint(names) != fmt.Sprint(want) {
+			t.Errorf("node %s scored by %v, want %v", n.Name, names, want)
 		}
-		if n.TotalScore > best {
-			best, bestNode = n.TotalScore, n.Name
+		// No taints: TaintToleration gives every node 100 × 3.
+		if n.Scores[0].Raw != 0 || n.Scores[0].Score != 300 {
+			t.Errorf("node %s TaintToleration %+v", n.Name, n.Scores[0])
 		}
-		for _, fr := range d.FilterResults(n) {
-			if !fr.Ran || fr.Status != nil {
+		if total != n.TotalScore {
+			t.Errorf("node %s total %d, scores add up to %d", n.Name, n.TotalScore, total)
+		}
+		if i > 0 && n.TotalScore > d.Feasible[i-1].TotalScore {
+			t.Errorf("feasible nodes not best first: %+v", d.Feasible)
+		}
+		for _, fr := range d.FilterResults(nil) {
+			if fr.Status != nil || fr.Ran == fr.Skipped {
 				t.Errorf("node %s filter %+v", n.Name, fr)
 			}
 		}
 	}
-	if got := d.Nodes; best >= 0 {
-		for _, n := range got {
-			if n.Name == d.SelectedNode && n.TotalScore != best {
-				t.Errorf("selected %s (%d) but %s scored %d", d.SelectedNode, n.TotalScore, bestNode, best)
-			}
-		}
+	if _, f, _ := d.NodeResult(d.SelectedNode); f == nil || f.TotalScore != d.Feasible[0].TotalScore {
+		t.Errorf("selected %s (%+v) but the best total is %d", d.SelectedNode, f, d.Feasible[0].TotalScore)
 	}
 }
 
@@ -268,33 +300,46 @@ func TestSchedulerPodBiggerThanAnyNodeStaysPending(t *testing.T) {
 	e := newEnv(t, Config{})
 	e.threeNodes()
 	e.createPod(st.MakePod().Name("big").Req(res{v1.ResourceCPU: "5"}).Obj())
-	e.waitFailed("big", "0/3 nodes are available: 3 Insufficient cpu.")
+	// More cpu than a whole node: UnschedulableAndUnresolvable, so
+	// preemption does not even try.
+	const msg = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
+	e.waitFailed("big", msg)
 
 	d := e.s.Decisions("default", "big")
 	if len(d) == 0 {
 		t.Fatal("no decision recorded")
 	}
 	last := d[len(d)-1]
-	if last.SelectedNode != "" || last.Message != "0/3 nodes are available: 3 Insufficient cpu." || len(last.Nodes) != 3 {
+	if last.SelectedNode != "" || last.Result != "Unschedulable" || last.Message != msg || last.EvaluatedNodes != 3 || last.FeasibleNodes != 0 || len(last.Feasible) != 0 {
 		t.Fatalf("decision %+v", last)
 	}
-	for _, n := range last.Nodes {
-		res := last.FilterResults(n)
-		want := []FilterResult{
-			{Plugin: nodeunschedulable.Name, Ran: true},
-			{Plugin: "NodeName", Ran: true},
-			{Plugin: noderesources.Name, Ran: true, Status: n.Filter},
-		}
-		if len(res) != len(want) {
-			t.Fatalf("filter results %+v", res)
-		}
-		for i := range want {
-			if res[i] != want[i] {
-				t.Errorf("node %s filter %d: %+v, want %+v", n.Name, i, res[i], want[i])
-			}
-		}
-		if n.Filter.Plugin() != noderesources.Name || n.Filter.Message() != "Insufficient cpu" || n.Filter.Code() != framework.UnschedulableAndUnresolvable {
-			t.Errorf("node %s: %v from %s", n.Name, n.Filter, n.Filter.Plugin())
+	if p := last.Preemption; p == nil || p.NominatedNode != "" || len(p.Victims) != 0 || p.Message != "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling." {
+		t.Errorf("preemption %+v", last.Preemption)
+	}
+	if len(last.Rejected) != 1 || last.Rejected[0].Count != 3 || len(last.Rejected[0].Nodes) != 3 {
+		t.Fatalf("rejected %+v", last.Rejected)
+	}
+	g := last.Rejected[0]
+	if g.Status.Plugin() != noderesources.Name || g.Status.Message() != "Insufficient cpu" || g.Status.Code() != framework.UnschedulableAndUnresolvable {
+		t.Errorf("group: %v from %s", g.Status, g.Status.Plugin())
+	}
+	res := last.FilterResults(g.Status)
+	want := []FilterResult{
+		{Plugin: nodeunschedulable.Name, Ran: true},
+		{Plugin: "NodeName", Ran: true},
+		{Plugin: tainttoleration.Name, Ran: true},
+		{Plugin: nodeaffinity.Name, Skipped: true},
+		{Plugin: "NodePorts", Skipped: true},
+		{Plugin: noderesources.Name, Ran: true, Status: g.Status},
+		{Plugin: podtopologyspread.Name, Skipped: true},
+		{Plugin: interpodaffinity.Name, Skipped: true},
+	}
+	if len(res) != len(want) {
+		t.Fatalf("filter results %+v", res)
+	}
+	for i := range want {
+		if res[i] != want[i] {
+			t.Errorf("filter %d: %+v, want %+v", i, res[i], want[i])
 		}
 	}
 
@@ -316,7 +361,7 @@ func TestSchedulerPendingPodScheduledWhenNodeAdded(t *testing.T) {
 	e := newEnv(t, Config{})
 	e.createNode(st.MakeNode().Name("small").Capacity(res{v1.ResourceCPU: "2", v1.ResourceMemory: "8Gi", v1.ResourcePods: "110"}).Obj())
 	e.createPod(st.MakePod().Name("web").Req(res{v1.ResourceCPU: "3"}).Obj())
-	e.waitFailed("web", "0/1 nodes are available: 1 Insufficient cpu.")
+	e.waitFailed("web", "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..")
 
 	e.createNode(st.MakeNode().Name("big").Capacity(nodeCapacity).Obj())
 	// The NodeAdd event moves the pod out of unschedulablePods; its 1 s
@@ -392,7 +437,8 @@ func TestSchedulerSkipsCordonedNodes(t *testing.T) {
 		}
 	}
 	e.createPod(st.MakePod().Name("big").Req(res{v1.ResourceCPU: "2"}).Obj())
-	e.waitFailed("big", "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) were unschedulable.")
+	// node-3 is full of pods as important as big: nothing to preempt.
+	e.waitFailed("big", "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling..")
 
 	// Uncordon node-1: the pod goes there.
 	n := st.MakeNode().Name("node-1").Capacity(nodeCapacity).Obj()
@@ -430,7 +476,7 @@ func TestSchedulerAssumesSoBackToBackPodsDoNotOvercommit(t *testing.T) {
 				bound++
 			}
 			for _, ev := range e.events(name) {
-				if ev.Reason == "FailedScheduling" && ev.Message == "0/1 nodes are available: 1 Insufficient cpu." {
+				if ev.Reason == "FailedScheduling" && ev.Message == "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.." {
 					failed++
 				}
 			}

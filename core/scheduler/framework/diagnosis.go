@@ -26,6 +26,41 @@ func NewDefaultNodeToStatus() *NodeToStatus {
 // Set records a node's status.
 func (m *NodeToStatus) Set(node string, s *Status) { m.nodeToStatus[node] = s }
 
+// NodesForStatusCode returns the nodes of the lister whose status (recorded
+// or absent) has the code; preemption asks for the Unschedulable ones, the
+// nodes where removing pods could help.
+func (m *NodeToStatus) NodesForStatusCode(lister NodeInfoLister, code Code) ([]*NodeInfo, error) {
+	all, err := lister.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []*NodeInfo
+	if m.absentNodesStatus.Code() == code {
+		for _, n := range all {
+			if m.Get(n.Node().Name).Code() == code {
+				out = append(out, n)
+			}
+		}
+		return out, nil
+	}
+	for name, s := range m.nodeToStatus {
+		if s.Code() != code {
+			continue
+		}
+		if n, err := lister.Get(name); err == nil {
+			out = append(out, n)
+		}
+	}
+	// Keep the snapshot's order: map order would make preemption's
+	// candidate order random beyond its own random offset.
+	index := make(map[string]int, len(all))
+	for i, n := range all {
+		index[n.Node().Name] = i
+	}
+	sort.Slice(out, func(i, j int) bool { return index[out[i].Node().Name] < index[out[j].Node().Name] })
+	return out, nil
+}
+
 // Get returns a node's status, or the absent-nodes status.
 func (m *NodeToStatus) Get(node string) *Status {
 	if s, ok := m.nodeToStatus[node]; ok {
@@ -131,7 +166,10 @@ func (f *FitError) Error() string {
 		}
 	}
 	if post := f.Diagnosis.PostFilterMsg; post != "" {
-		msg += fmt.Sprintf(" %v", post)
+		// Upstream formats every part with " %v." (SeparatorFormat), even
+		// the preemption part, whose own message already ends with a
+		// period: real clusters print "...incoming pod.." and so does this.
+		msg += fmt.Sprintf(" %v.", post)
 	}
 	return msg
 }

@@ -61,6 +61,7 @@ func (e ClusterEvent) Match(happened ClusterEvent) bool {
 // The events the scheduler's informers report to the queue.
 var (
 	NodeAdd                     = ClusterEvent{Resource: Node, ActionType: Add, Label: "NodeAdd"}
+	NodeDelete                  = ClusterEvent{Resource: Node, ActionType: Delete, Label: "NodeDelete"}
 	NodeAllocatableChange       = ClusterEvent{Resource: Node, ActionType: UpdateNodeAllocatable, Label: "NodeAllocatableChange"}
 	NodeLabelChange             = ClusterEvent{Resource: Node, ActionType: UpdateNodeLabel, Label: "NodeLabelChange"}
 	NodeTaintChange             = ClusterEvent{Resource: Node, ActionType: UpdateNodeTaint, Label: "NodeTaintChange"}

@@ -35,6 +35,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
 
 	"github.com/kubetab/kubetab/core/client"
 )
@@ -178,11 +179,15 @@ func (p *PreFilterResult) Merge(in *PreFilterResult) *PreFilterResult {
 	return &PreFilterResult{NodeNames: p.NodeNames.Intersection(in.NodeNames)}
 }
 
-// PostFilterResult is what a PostFilter plugin (preemption) proposes.
+// PostFilterResult is what a PostFilter plugin (preemption) proposes. A
+// nil result leaves the pod's status.nominatedNodeName as it is; a non-nil
+// one sets it to NominatedNodeName ("" clears it).
 type PostFilterResult struct {
 	// NominatedNodeName is the node the pod should go to once the victims
 	// are gone; it is written to the pod's status.nominatedNodeName.
 	NominatedNodeName string
+	// Victims are the pods deleted to make room (for the decision record).
+	Victims []*v1.Pod
 }
 
 // NodeScore is one node's score from one plugin.
@@ -219,8 +224,19 @@ type NodePluginScores struct {
 	TotalScore int64
 }
 
+// PodNominator knows which pods preemption has nominated to run on which
+// node (status.nominatedNodeName): room is being made there for them, so
+// other pods must not take it (upstream: framework.PodNominator; the
+// scheduling queue implements it).
+type PodNominator interface {
+	// NominatedPodsForNode returns the pods nominated to run on the node.
+	NominatedPodsForNode(nodeName string) []*PodInfo
+}
+
 // Handle is what plugins get from the framework: the snapshot of the cluster
-// taken at the start of the cycle, the client and the event recorder.
+// taken at the start of the cycle, the client, the event recorder, the
+// informer caches, and the framework's own runners that preemption uses to
+// ask "would the pod fit if ...".
 type Handle interface {
 	// SnapshotSharedLister reads the NodeInfos of this cycle's snapshot.
 	SnapshotSharedLister() SharedLister
@@ -228,4 +244,18 @@ type Handle interface {
 	ClientSet() *client.Client
 	// EventRecorder writes Events; it may be nil in plugin unit tests.
 	EventRecorder() *client.Recorder
+	// Listers reads objects other than the snapshot's nodes and pods.
+	Listers() Listers
+	// Clock is the scheduler's clock (for the times plugins write).
+	Clock() clock.PassiveClock
+	// PodNominator knows the nominated pods.
+	PodNominator
+	// RunFilterPluginsWithNominatedPods runs the filters on a node as if the
+	// pods nominated there with at least the pod's priority were running.
+	RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *v1.Pod, nodeInfo *NodeInfo) *Status
+	// RunPreFilterExtensionAddPod and RunPreFilterExtensionRemovePod update
+	// every PreFilter plugin's CycleState as if podInfo were added to or
+	// removed from nodeInfo.
+	RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToAdd *PodInfo, nodeInfo *NodeInfo) *Status
+	RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *v1.Pod, podInfoToRemove *PodInfo, nodeInfo *NodeInfo) *Status
 }

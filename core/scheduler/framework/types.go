@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -226,11 +227,22 @@ type PodInfo struct {
 	Requests Resource
 	// NonZeroRequests is PodRequests(pod, true): what scoring adds up.
 	NonZeroRequests Resource
+	// The pod's inter-pod (anti-)affinity terms, parsed (InterPodAffinity
+	// reads them, for the pod being scheduled and for the pods on nodes).
+	RequiredAffinityTerms      []AffinityTerm
+	RequiredAntiAffinityTerms  []AffinityTerm
+	PreferredAffinityTerms     []WeightedAffinityTerm
+	PreferredAntiAffinityTerms []WeightedAffinityTerm
+	// ParseError is set when a term's selector does not parse; the terms
+	// that parsed are kept.
+	ParseError error
 }
 
 // NewPodInfo computes a PodInfo.
 func NewPodInfo(pod *v1.Pod) *PodInfo {
-	return &PodInfo{Pod: pod, Requests: PodRequests(pod, false), NonZeroRequests: PodRequests(pod, true)}
+	pi := &PodInfo{Pod: pod, Requests: PodRequests(pod, false), NonZeroRequests: PodRequests(pod, true)}
+	pi.parseAffinity()
+	return pi
 }
 
 // QueuedPodInfo is a pod in the scheduling queue, with its attempt history.
@@ -266,6 +278,17 @@ type NodeInfo struct {
 	NonZeroRequested *Resource
 	// Allocatable is the node's status.allocatable.
 	Allocatable *Resource
+	// PodsWithAffinity are the pods with any inter-pod (anti-)affinity
+	// term; PodsWithRequiredAntiAffinity those with a required
+	// anti-affinity term. InterPodAffinity only needs to look at these.
+	PodsWithAffinity             []*PodInfo
+	PodsWithRequiredAntiAffinity []*PodInfo
+	// UsedPorts are the host ports the pods hold (NodePorts).
+	UsedPorts HostPortInfo
+	// ImageSizes maps every name of every image the kubelet reports in
+	// node.status.images (normalized to name:tag) to its size in bytes
+	// (ImageLocality). It is replaced, never modified.
+	ImageSizes map[string]int64
 }
 
 // NewNodeInfo returns a NodeInfo with no node and the given pods.
@@ -290,12 +313,56 @@ func (n *NodeInfo) Node() *v1.Node {
 // has no allocatable uses its capacity, as kube-apiserver's defaulting of
 // NodeStatus does (pkg/apis/core/v1/defaults.go SetDefaults_NodeStatus).
 func (n *NodeInfo) SetNode(node *v1.Node) {
+	old := n.node
 	n.node = node
 	rl := node.Status.Allocatable
 	if len(rl) == 0 {
 		rl = node.Status.Capacity
 	}
 	n.Allocatable = NewResource(rl)
+	if old == nil || !imagesEqual(old.Status.Images, node.Status.Images) {
+		n.ImageSizes = imageSizes(node.Status.Images)
+	}
+}
+
+func imagesEqual(a, b []v1.ContainerImage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].SizeBytes != b[i].SizeBytes || len(a[i].Names) != len(b[i].Names) {
+			return false
+		}
+		for j := range a[i].Names {
+			if a[i].Names[j] != b[i].Names[j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func imageSizes(images []v1.ContainerImage) map[string]int64 {
+	if len(images) == 0 {
+		return nil
+	}
+	m := make(map[string]int64, len(images))
+	for _, img := range images {
+		for _, name := range img.Names {
+			m[NormalizedImageName(name)] = img.SizeBytes
+		}
+	}
+	return m
+}
+
+// NormalizedImageName adds the ":latest" tag a name without a tag or digest
+// means, so "hello" in a pod and "hello:latest" in node.status.images match
+// (upstream: imagelocality normalizedImageName).
+func NormalizedImageName(name string) string {
+	if strings.LastIndex(name, ":") <= strings.LastIndex(name, "/") {
+		name += ":latest"
+	}
+	return name
 }
 
 // RemoveNode forgets the node but keeps its pods.
@@ -309,6 +376,39 @@ func (n *NodeInfo) AddPodInfo(pi *PodInfo) {
 	n.Pods = append(n.Pods, pi)
 	n.Requested.AddResource(&pi.Requests)
 	n.NonZeroRequested.AddResource(&pi.NonZeroRequests)
+	if pi.HasAffinity() {
+		n.PodsWithAffinity = append(n.PodsWithAffinity, pi)
+	}
+	if len(pi.RequiredAntiAffinityTerms) > 0 {
+		n.PodsWithRequiredAntiAffinity = append(n.PodsWithRequiredAntiAffinity, pi)
+	}
+	n.updateUsedPorts(pi.Pod, true)
+}
+
+func (n *NodeInfo) updateUsedPorts(pod *v1.Pod, add bool) {
+	for _, p := range HostPorts(pod) {
+		if add {
+			if n.UsedPorts == nil {
+				n.UsedPorts = HostPortInfo{}
+			}
+			n.UsedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)
+		} else {
+			n.UsedPorts.Remove(p.HostIP, string(p.Protocol), p.HostPort)
+		}
+	}
+}
+
+// removeFromList removes the pod with uid from list (order not kept).
+func removeFromList(list []*PodInfo, uid types.UID) []*PodInfo {
+	for i, pi := range list {
+		if pi.Pod.UID == uid {
+			last := len(list) - 1
+			list[i] = list[last]
+			list[last] = nil
+			return list[:last]
+		}
+	}
+	return list
 }
 
 // RemovePod stops counting the pod with pod's UID.
@@ -323,6 +423,13 @@ func (n *NodeInfo) RemovePod(pod *v1.Pod) error {
 		n.Pods = n.Pods[:last]
 		n.Requested.SubResource(&pi.Requests)
 		n.NonZeroRequested.SubResource(&pi.NonZeroRequests)
+		if pi.HasAffinity() {
+			n.PodsWithAffinity = removeFromList(n.PodsWithAffinity, pod.UID)
+		}
+		if len(pi.RequiredAntiAffinityTerms) > 0 {
+			n.PodsWithRequiredAntiAffinity = removeFromList(n.PodsWithRequiredAntiAffinity, pod.UID)
+		}
+		n.updateUsedPorts(pi.Pod, false)
 		return nil
 	}
 	return fmt.Errorf("no corresponding pod %s in pods of node %s", pod.Name, n.nodeName())
@@ -338,13 +445,24 @@ func (n *NodeInfo) nodeName() string {
 // Snapshot returns a copy that later changes to n do not touch (the pod
 // objects themselves are shared: nobody modifies them).
 func (n *NodeInfo) Snapshot() *NodeInfo {
-	return &NodeInfo{
+	c := &NodeInfo{
 		node:             n.node,
 		Pods:             append([]*PodInfo(nil), n.Pods...),
 		Requested:        n.Requested.Clone(),
 		NonZeroRequested: n.NonZeroRequested.Clone(),
 		Allocatable:      n.Allocatable.Clone(),
+		ImageSizes:       n.ImageSizes,
 	}
+	if len(n.PodsWithAffinity) > 0 {
+		c.PodsWithAffinity = append([]*PodInfo(nil), n.PodsWithAffinity...)
+	}
+	if len(n.PodsWithRequiredAntiAffinity) > 0 {
+		c.PodsWithRequiredAntiAffinity = append([]*PodInfo(nil), n.PodsWithRequiredAntiAffinity...)
+	}
+	if n.UsedPorts.Len() > 0 {
+		c.UsedPorts = n.UsedPorts.Clone()
+	}
+	return c
 }
 
 // String is for test output.

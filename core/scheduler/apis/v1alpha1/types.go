@@ -27,7 +27,8 @@
 // How to read one node's filter results: filters run in filterPlugins order
 // and stop at the first rejection, so a node in a rejected group passed every
 // filter before that group's plugin, was rejected by it, and was not looked
-// at by the ones after it. A node in feasible passed them all.
+// at by the ones after it. A node in feasible passed them all. Plugins in
+// skippedFilters ran on no node.
 //
 // # Bounded size
 //
@@ -112,6 +113,11 @@ type Attempt struct {
 	FilterPlugins []string `json:"filterPlugins"`
 	// ScorePlugins are the Score plugins with their weights.
 	ScorePlugins []ScorePlugin `json:"scorePlugins,omitempty"`
+	// SkippedFilters are filter plugins that had nothing to check for this
+	// pod (their PreFilter returned Skip: a pod without a nodeSelector, say)
+	// and ran on no node; SkippedScores likewise for scoring.
+	SkippedFilters []string `json:"skippedFilters,omitempty"`
+	SkippedScores  []string `json:"skippedScores,omitempty"`
 	// PreFilter is set when a PreFilter plugin rejected the pod before any
 	// node was looked at (or narrowed the nodes to none).
 	PreFilter *PluginStatus `json:"preFilter,omitempty"`

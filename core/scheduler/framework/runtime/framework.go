@@ -15,6 +15,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
 
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/scheduler/framework"
@@ -37,6 +38,10 @@ type Config struct {
 	Snapshot framework.SharedLister
 	// PercentageOfNodesToScore: 0 is upstream's adaptive default.
 	PercentageOfNodesToScore int32
+	// Listers are the informer caches plugins read (any field may be nil).
+	Listers framework.Listers
+	// Clock is handed to plugins; nil is the real clock.
+	Clock clock.PassiveClock
 }
 
 // ScorePluginWeight is an enabled score plugin and its weight.
@@ -52,18 +57,25 @@ type Framework struct {
 	recorder                 *client.Recorder
 	snapshot                 framework.SharedLister
 	percentageOfNodesToScore int32
+	listers                  framework.Listers
+	clock                    clock.PassiveClock
+	// nominator is the scheduling queue (SetPodNominator); nil in tests
+	// that run plugins without a queue.
+	nominator framework.PodNominator
 
-	queueSort  framework.QueueSortPlugin
-	preFilter  []framework.PreFilterPlugin
-	filter     []framework.FilterPlugin
-	postFilter []framework.PostFilterPlugin
-	preScore   []framework.PreScorePlugin
-	score      []framework.ScorePlugin
-	weights    []int64 // parallel to score
-	reserve    []framework.ReservePlugin
-	preBind    []framework.PreBindPlugin
-	bind       []framework.BindPlugin
-	postBind   []framework.PostBindPlugin
+	queueSort framework.QueueSortPlugin
+	preFilter []framework.PreFilterPlugin
+	// preFilterExt are the PreFilter plugins with PreFilterExtensions.
+	preFilterExt []preFilterWithExtensions
+	filter       []framework.FilterPlugin
+	postFilter   []framework.PostFilterPlugin
+	preScore     []framework.PreScorePlugin
+	score        []framework.ScorePlugin
+	weights      []int64 // parallel to score
+	reserve      []framework.ReservePlugin
+	preBind      []framework.PreBindPlugin
+	bind         []framework.BindPlugin
+	postBind     []framework.PostBindPlugin
 
 	// events maps each plugin that can reject a pod to the cluster events
 	// that may make the pod schedulable again.
@@ -75,6 +87,11 @@ type Framework struct {
 
 var _ framework.Handle = (*Framework)(nil)
 
+type preFilterWithExtensions struct {
+	name string
+	ext  framework.PreFilterExtensions
+}
+
 // New builds the plugins of cfg.Plugins. It fails on an unknown or duplicate
 // plugin, a profile without exactly one QueueSort plugin, or without a Bind
 // plugin.
@@ -85,7 +102,12 @@ func New(ctx context.Context, cfg Config) (*Framework, error) {
 		recorder:                 cfg.Recorder,
 		snapshot:                 cfg.Snapshot,
 		percentageOfNodesToScore: cfg.PercentageOfNodesToScore,
+		listers:                  cfg.Listers,
+		clock:                    cfg.Clock,
 		events:                   map[string][]framework.ClusterEvent{},
+	}
+	if f.clock == nil {
+		f.clock = clock.RealClock{}
 	}
 	seen := sets.New[string]()
 	for _, pc := range cfg.Plugins {
@@ -130,6 +152,9 @@ func (f *Framework) add(pl framework.Plugin, pc PluginConfig) error {
 	}
 	if p, ok := pl.(framework.PreFilterPlugin); ok {
 		f.preFilter = append(f.preFilter, p)
+		if ext := p.PreFilterExtensions(); ext != nil {
+			f.preFilterExt = append(f.preFilterExt, preFilterWithExtensions{name: p.Name(), ext: ext})
+		}
 		canReject = true
 	}
 	if p, ok := pl.(framework.FilterPlugin); ok {
@@ -189,6 +214,25 @@ func (f *Framework) ClientSet() *client.Client { return f.client }
 
 // EventRecorder implements framework.Handle.
 func (f *Framework) EventRecorder() *client.Recorder { return f.recorder }
+
+// Clock implements framework.Handle.
+func (f *Framework) Clock() clock.PassiveClock { return f.clock }
+
+// Listers implements framework.Handle.
+func (f *Framework) Listers() framework.Listers { return f.listers }
+
+// SetPodNominator connects the scheduling queue, which knows the nominated
+// pods. The queue is built after the framework (it needs QueueSortFunc), so
+// this is not a Config field. Call it before scheduling starts.
+func (f *Framework) SetPodNominator(n framework.PodNominator) { f.nominator = n }
+
+// NominatedPodsForNode implements framework.PodNominator.
+func (f *Framework) NominatedPodsForNode(nodeName string) []*framework.PodInfo {
+	if f.nominator == nil {
+		return nil
+	}
+	return f.nominator.NominatedPodsForNode(nodeName)
+}
 
 // ProfileName is the schedulerName this framework serves.
 func (f *Framework) ProfileName() string { return f.profileName }
@@ -270,6 +314,100 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.Cycle
 				s = framework.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
 			}
 			return s.WithPlugin(pl.Name())
+		}
+	}
+	return nil
+}
+
+// RunFilterPluginsWithNominatedPods runs the filters on a node twice when
+// pods are nominated there (upstream: frameworkImpl
+// RunFilterPluginsWithNominatedPods):
+//
+//  1. as if the nominated pods of equal or higher priority were already
+//     running: room being made for them by preemption must not be taken by
+//     a pod that is not more important;
+//  2. if that passes, as the node is now: they may end up elsewhere, and a
+//     filter such as pod affinity may only pass without them.
+//
+// The pod fits only if both pass. Without nominated pods it is one pass.
+func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, info *framework.NodeInfo) *framework.Status {
+	var status *framework.Status
+	podsAdded := false
+	for i := 0; i < 2; i++ {
+		stateToUse, nodeInfoToUse := state, info
+		if i == 0 {
+			var err error
+			podsAdded, stateToUse, nodeInfoToUse, err = f.addGENominatedPods(ctx, pod, state, info)
+			if err != nil {
+				return framework.AsStatus(err)
+			}
+		} else if !podsAdded || !status.IsSuccess() {
+			break
+		}
+		status = f.RunFilterPlugins(ctx, stateToUse, pod, nodeInfoToUse)
+		if !status.IsSuccess() && !status.IsRejected() {
+			return status
+		}
+	}
+	return status
+}
+
+// addGENominatedPods returns copies of state and nodeInfo with the pods
+// nominated to the node whose priority is greater than or equal to pod's
+// added; podsAdded is false (and the originals are returned) if there are
+// none.
+func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state *framework.CycleState, nodeInfo *framework.NodeInfo) (bool, *framework.CycleState, *framework.NodeInfo, error) {
+	if f.nominator == nil || nodeInfo.Node() == nil {
+		return false, state, nodeInfo, nil
+	}
+	nominated := f.nominator.NominatedPodsForNode(nodeInfo.Node().Name)
+	if len(nominated) == 0 {
+		return false, state, nodeInfo, nil
+	}
+	nodeInfoOut := nodeInfo.Snapshot()
+	stateOut := state.Clone()
+	podsAdded := false
+	for _, pi := range nominated {
+		if podPriority(pi.Pod) >= podPriority(pod) && pi.Pod.UID != pod.UID {
+			nodeInfoOut.AddPodInfo(pi)
+			if st := f.RunPreFilterExtensionAddPod(ctx, stateOut, pod, pi, nodeInfoOut); !st.IsSuccess() {
+				return false, state, nodeInfo, st.AsError()
+			}
+			podsAdded = true
+		}
+	}
+	return podsAdded, stateOut, nodeInfoOut, nil
+}
+
+func podPriority(pod *v1.Pod) int32 {
+	if pod.Spec.Priority != nil {
+		return *pod.Spec.Priority
+	}
+	return 0
+}
+
+// RunPreFilterExtensionAddPod calls AddPod of every PreFilter plugin with
+// extensions whose PreFilter ran (did not Skip) in this cycle.
+func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *framework.CycleState, podToSchedule *v1.Pod, podInfoToAdd *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+	for _, p := range f.preFilterExt {
+		if state.SkipFilterPlugins.Has(p.name) {
+			continue
+		}
+		if st := p.ext.AddPod(ctx, state, podToSchedule, podInfoToAdd, nodeInfo); !st.IsSuccess() {
+			return framework.AsStatus(fmt.Errorf("running AddPod on PreFilter plugin %q: %w", p.name, st.AsError())).WithPlugin(p.name)
+		}
+	}
+	return nil
+}
+
+// RunPreFilterExtensionRemovePod calls RemovePod likewise.
+func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *framework.CycleState, podToSchedule *v1.Pod, podInfoToRemove *framework.PodInfo, nodeInfo *framework.NodeInfo) *framework.Status {
+	for _, p := range f.preFilterExt {
+		if state.SkipFilterPlugins.Has(p.name) {
+			continue
+		}
+		if st := p.ext.RemovePod(ctx, state, podToSchedule, podInfoToRemove, nodeInfo); !st.IsSuccess() {
+			return framework.AsStatus(fmt.Errorf("running RemovePod on PreFilter plugin %q: %w", p.name, st.AsError())).WithPlugin(p.name)
 		}
 	}
 	return nil
