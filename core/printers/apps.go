@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -41,9 +42,56 @@ var replicaSetColumns = []metav1.TableColumnDefinition{
 	{Name: "Selector", Type: "string", Priority: 1, Description: replicaSetSelectorDoc},
 }
 
+var daemonSetColumns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
+	{Name: "Desired", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["desiredNumberScheduled"]},
+	{Name: "Current", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["currentNumberScheduled"]},
+	{Name: "Ready", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["numberReady"]},
+	{Name: "Up-to-date", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["updatedNumberScheduled"]},
+	{Name: "Available", Type: "integer", Description: appsv1.DaemonSetStatus{}.SwaggerDoc()["numberAvailable"]},
+	{Name: "Node Selector", Type: "string", Description: corev1.PodSpec{}.SwaggerDoc()["nodeSelector"]},
+	{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
+	{Name: "Containers", Type: "string", Priority: 1, Description: "Names of each container in the template."},
+	{Name: "Images", Type: "string", Priority: 1, Description: "Images referenced by each container in the template."},
+	{Name: "Selector", Type: "string", Priority: 1, Description: appsv1.DaemonSetSpec{}.SwaggerDoc()["selector"]},
+}
+
+var statefulSetColumns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
+	{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},
+	{Name: "Age", Type: "string", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
+	{Name: "Containers", Type: "string", Priority: 1, Description: "Names of each container in the template."},
+	{Name: "Images", Type: "string", Priority: 1, Description: "Images referenced by each container in the template."},
+}
+
 func init() {
 	Register(&appsv1.Deployment{}, deploymentColumns, printDeployment)
 	Register(&appsv1.ReplicaSet{}, replicaSetColumns, printReplicaSet)
+	Register(&appsv1.DaemonSet{}, daemonSetColumns, printDaemonSet)
+	Register(&appsv1.StatefulSet{}, statefulSetColumns, printStatefulSet)
+}
+
+// printDaemonSet is upstream's printDaemonSet: the scheduled, ready,
+// up-to-date and available counts, and the template's nodeSelector.
+func printDaemonSet(obj runtime.Object, now time.Time) ([]any, error) {
+	ds := obj.(*appsv1.DaemonSet)
+	st := ds.Status
+	names, images := containerCells(ds.Spec.Template.Spec.Containers)
+	return []any{
+		ds.Name, int64(st.DesiredNumberScheduled), int64(st.CurrentNumberScheduled), int64(st.NumberReady),
+		int64(st.UpdatedNumberScheduled), int64(st.NumberAvailable), labels.FormatLabels(ds.Spec.Template.Spec.NodeSelector),
+		Age(ds.CreationTimestamp, now), names, images, metav1.FormatLabelSelector(ds.Spec.Selector),
+	}, nil
+}
+
+// printStatefulSet is upstream's printStatefulSet: READY is ready/desired.
+func printStatefulSet(obj runtime.Object, now time.Time) ([]any, error) {
+	ss := obj.(*appsv1.StatefulSet)
+	names, images := containerCells(ss.Spec.Template.Spec.Containers)
+	return []any{
+		ss.Name, fmt.Sprintf("%d/%d", int64(ss.Status.ReadyReplicas), int64(replicas(ss.Spec.Replicas))),
+		Age(ss.CreationTimestamp, now), names, images,
+	}, nil
 }
 
 // printDeployment is upstream's printDeployment: READY is ready/desired

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -25,7 +26,26 @@ var eventColumns = []metav1.TableColumnDefinition{
 	{Name: "Name", Type: "string", Priority: 1, Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
 }
 
-func init() { Register(&corev1.Event{}, eventColumns, printEvent) }
+func init() {
+	Register(&corev1.Event{}, eventColumns, printEvent)
+	Register(&eventsv1.Event{}, eventColumns, printEventsV1)
+}
+
+// printEventsV1 prints an events.k8s.io/v1 Event with the same columns: the
+// two APIs are one resource upstream, printed from one internal type.
+func printEventsV1(obj runtime.Object, now time.Time) ([]any, error) {
+	ev := obj.(*eventsv1.Event)
+	core := &corev1.Event{
+		ObjectMeta: ev.ObjectMeta, InvolvedObject: ev.Regarding, Reason: ev.Reason, Message: ev.Note,
+		Source: ev.DeprecatedSource, FirstTimestamp: ev.DeprecatedFirstTimestamp, LastTimestamp: ev.DeprecatedLastTimestamp,
+		Count: ev.DeprecatedCount, Type: ev.Type, EventTime: ev.EventTime, Action: ev.Action,
+		ReportingController: ev.ReportingController, ReportingInstance: ev.ReportingInstance,
+	}
+	if ev.Series != nil {
+		core.Series = &corev1.EventSeries{Count: ev.Series.Count, LastObservedTime: ev.Series.LastObservedTime}
+	}
+	return printEvent(core, now)
+}
 
 // printEvent is upstream's printEvent. An event written by the newer
 // events.k8s.io API has eventTime and series instead of first/last

@@ -7,10 +7,13 @@
 // only draws it; kubetab does the same, so the in-browser kubectl and the real
 // kubectl print the same columns.
 //
-// Registered here, one file each, with upstream's columns and cell logic:
-// pods (pod.go: the STATUS column's reasoning), nodes, deployments and
-// replicasets (apps.go), events and namespaces. Every other resource gets the
-// default NAME / CREATED AT columns.
+// Registered here, with upstream's columns and cell logic: pods (pod.go: the
+// STATUS column's reasoning), nodes, namespaces, events of both APIs
+// (event.go), services, endpoints and endpointslices (service.go),
+// configmaps, secrets, serviceaccounts, leases and priorityclasses
+// (config.go), deployments, replicasets, daemonsets and statefulsets
+// (apps.go), jobs and cronjobs (batch.go). Any other object gets the default
+// NAME / CREATED AT columns.
 //
 // Like kube-apiserver (which generates tables with Wide: true), a row always
 // carries every column; columns with Priority 1 are the ones kubectl draws

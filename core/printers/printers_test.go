@@ -12,7 +12,13 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -286,9 +292,9 @@ func render(t *testing.T, table *metav1.Table) string {
 		cells := make([]string, len(row.Cells))
 		for i, c := range row.Cells {
 			switch c.(type) {
-			case string, int64:
+			case string, int64, bool:
 			default:
-				t.Fatalf("cell %d is a %T; tables carry strings and int64s", i, c)
+				t.Fatalf("cell %d is a %T; tables carry strings, int64s and bools", i, c)
 			}
 			cells[i] = fmt.Sprint(c)
 		}
@@ -299,21 +305,18 @@ func render(t *testing.T, table *metav1.Table) string {
 }
 
 func TestGolden(t *testing.T) {
-	cases := []struct {
-		name string
-		list runtime.Object
-		objs []runtime.Object
-	}{
+	cases := []goldenCase{
 		{"pods", &corev1.PodList{}, pods()},
 		{"nodes", &corev1.NodeList{}, nodes()},
 		{"deployments", &appsv1.DeploymentList{}, deployments()},
 		{"replicasets", &appsv1.ReplicaSetList{}, replicaSets()},
 		{"events", &corev1.EventList{}, events()},
 		{"namespaces", &corev1.NamespaceList{}, namespaces()},
-		{"default-printer", &corev1.ConfigMapList{}, []runtime.Object{
-			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", CreationTimestamp: ago(time.Hour)}},
+		{"default-printer", &corev1.ComponentStatusList{}, []runtime.Object{
+			&corev1.ComponentStatus{ObjectMeta: metav1.ObjectMeta{Name: "etcd-0", CreationTimestamp: ago(time.Hour)}},
 		}},
 	}
+	cases = append(cases, moreGoldenCases()...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := setList(tc.list, tc.objs); err != nil {
@@ -356,6 +359,19 @@ func TestColumns(t *testing.T) {
 		{&appsv1.ReplicaSet{}, "Name Desired Current Ready Age", "Containers Images Selector"},
 		{&corev1.Event{}, "Last-Seen Type Reason Object Message", "Subobject Source First-Seen Count Name"},
 		{&corev1.Namespace{}, "Name Status Age", ""},
+		{&eventsv1.Event{}, "Last-Seen Type Reason Object Message", "Subobject Source First-Seen Count Name"},
+		{&corev1.Service{}, "Name Type Cluster-IP External-IP Port(s) Age", "Selector"},
+		{&corev1.Endpoints{}, "Name Endpoints Age", ""},
+		{&discoveryv1.EndpointSlice{}, "Name AddressType Ports Endpoints Age", ""},
+		{&corev1.ConfigMap{}, "Name Data Age", ""},
+		{&corev1.Secret{}, "Name Type Data Age", ""},
+		{&corev1.ServiceAccount{}, "Name Secrets Age", ""},
+		{&coordinationv1.Lease{}, "Name Holder Age", ""},
+		{&schedulingv1.PriorityClass{}, "Name Value Global-Default Age PreemptionPolicy", ""},
+		{&appsv1.DaemonSet{}, "Name Desired Current Ready Up-to-date Available Node-Selector Age", "Containers Images Selector"},
+		{&appsv1.StatefulSet{}, "Name Ready Age", "Containers Images"},
+		{&batchv1.Job{}, "Name Status Completions Duration Age", "Containers Images Selector"},
+		{&batchv1.CronJob{}, "Name Schedule Timezone Suspend Active Last-Schedule Age", "Containers Images Selector"},
 	}
 	for _, tc := range cases {
 		table, err := ToTable(tc.obj, now)
@@ -402,37 +418,5 @@ func TestRowMetadata(t *testing.T) {
 }
 
 func setList(list runtime.Object, objs []runtime.Object) error {
-	switch l := list.(type) {
-	case *corev1.PodList:
-		for _, o := range objs {
-			l.Items = append(l.Items, *o.(*corev1.Pod))
-		}
-	case *corev1.NodeList:
-		for _, o := range objs {
-			l.Items = append(l.Items, *o.(*corev1.Node))
-		}
-	case *appsv1.DeploymentList:
-		for _, o := range objs {
-			l.Items = append(l.Items, *o.(*appsv1.Deployment))
-		}
-	case *appsv1.ReplicaSetList:
-		for _, o := range objs {
-			l.Items = append(l.Items, *o.(*appsv1.ReplicaSet))
-		}
-	case *corev1.EventList:
-		for _, o := range objs {
-			l.Items = append(l.Items, *o.(*corev1.Event))
-		}
-	case *corev1.NamespaceList:
-		for _, o := range objs {
-			l.Items = append(l.Items, *o.(*corev1.Namespace))
-		}
-	case *corev1.ConfigMapList:
-		for _, o := range objs {
-			l.Items = append(l.Items, *o.(*corev1.ConfigMap))
-		}
-	default:
-		return fmt.Errorf("no list type %T", list)
-	}
-	return nil
+	return meta.SetList(list, objs)
 }
