@@ -32,7 +32,8 @@ command -v wasm-ld >/dev/null 2>&1 || need wasm-ld lld
 rt=$("$CC" --target=wasm32-wasi --sysroot="$SYSROOT" -print-libgcc-file-name)
 [ -f "$rt" ] || need "compiler-rt builtins for wasm32 ($rt)" libclang-rt-dev-wasm32
 
-# build <dir> <tag> <extra cflags...>: compiles <dir>/<dir>.c into <dir>/<dir>-<tag>.wasm
+# build <dir> <tag> <extra cflags...>: compiles <dir>/<dir>.c (which may include
+# ../flags.h) into <dir>/<dir>-<tag>.wasm
 build() {
 	dir=$1 tag=$2
 	shift 2
@@ -45,3 +46,8 @@ build() {
 # hello: two tags from one source (see hello/README.md).
 build hello 1.0 -DVERSION='"1.0"' -DGREETING='"Hello from"'
 build hello 2.0 -DVERSION='"2.0"' -DGREETING='"Hi again from"'
+
+# One tag each; see README.md for what they do.
+for image in web crash oom cpu sleep config job; do
+	build "$image" 1.0
+done

@@ -9,27 +9,69 @@
 // implements cri.ImageSource; package core/kubelet/cri does the rest of a pull.
 //
 // The modules are built from the C sources next to them by build.sh (clang +
-// wasi-libc) and checked in; each image folder's README.md says how.
+// wasi-libc) and checked in; README.md says what each does and how it was
+// built.
+//
+// A learner can add their own module (Add): it must be a WASI preview1
+// command of at most MaxModuleBytes, and it is checked before it is listed.
+//
+// # How guests serve HTTP
+//
+// WASI preview1 has no sockets, so a guest cannot listen on a port. The web
+// image is served CGI-style: the runtime starts one instance of the
+// container's image per request, with the request's method, path and
+// headers in the environment (CGI/1.1, RFC 3875) and its body on stdin, and
+// reads the response from stdout (cri.Runtime.HTTPHandler). We chose this
+// over a long-lived instance with a host-function accept loop because it
+// needs no kubetab-specific imports (any WASI language can write a CGI
+// program, and the module stays a plain WASI command), because an instance
+// per request is cheap for a small C module (~2 ms from a compiled module in
+// a tab), and because a request that loops or crashes takes down only
+// itself. The cost is that the guest keeps no state in memory between
+// requests: web keeps its counter in a file on an emptyDir at /data, so a
+// lesson shows that state belongs on a volume.
 package images
 
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 )
 
-//go:embed hello/hello-1.0.wasm hello/hello-2.0.wasm
+//go:embed */*.wasm
 var modules embed.FS
 
 // catalog lists every image, one line each: reference, module, what it does.
+// Each image's ":latest" is its 1.0.
 var catalog = []struct{ ref, file, about string }{
 	{"hello:1.0", "hello/hello-1.0.wasm", "prints 'Hello from <pod>! (hello:1.0) args: ...', then 'hello: tick N' every second"},
 	{"hello:2.0", "hello/hello-2.0.wasm", "the same program greeting 'Hi again from <pod>!', for rolling updates"},
-	{"hello:latest", "hello/hello-1.0.wasm", "the same module (and digest) as hello:1.0; what plain 'hello' means"},
+	{"web:1.0", "web/web-1.0.wasm", "HTTP, one instance per request (CGI): pod name and IP, a request counter in /data, /healthz that /fail makes fail"},
+	{"crash:1.0", "crash/crash-1.0.wasm", "exits 1 after 5 s (--after=N, --code=N): CrashLoopBackOff"},
+	{"oom:1.0", "oom/oom-1.0.wasm", "allocates 1 MiB every 100 ms until its memory limit kills it (OOMKilled)"},
+	{"cpu:1.0", "cpu/cpu-1.0.wasm", "busy loop that never sleeps, reporting its rate every second: CPU limits, kubectl top"},
+	{"sleep:1.0", "sleep/sleep-1.0.wasm", "waits until stopped (or N seconds, given as an argument)"},
+	{"config:1.0", "config/config-1.0.wasm", "prints its env and the files under /etc/config (or its args), again when they change"},
+	{"job:1.0", "job/job-1.0.wasm", "counts down from 5 (or N) once a second and exits 0 (--fail: 1): Jobs"},
 }
+
+// MaxModuleBytes is the largest module Add accepts. Every node compiles what
+// it runs, and a tab's memory is not a server's: a C guest is ~30 KB, a Go
+// one ~2.6 MB.
+const MaxModuleBytes = 8 << 20
+
+// Errors of Add.
+var (
+	// ErrTooLarge is a module above MaxModuleBytes.
+	ErrTooLarge = errors.New("images: module too large")
+	// ErrBuiltin is an Add that would replace a built-in image.
+	ErrBuiltin = errors.New("images: built-in images cannot be replaced")
+)
 
 // Entry describes one image of the catalog.
 type Entry struct {
@@ -39,37 +81,115 @@ type Entry struct {
 	About  string // one line for humans
 }
 
-// Catalog is the set of images kubetab ships. It is read-only and safe for
-// concurrent use.
+// Catalog is the set of images kubetab ships, plus those a learner added.
+// It is safe for concurrent use.
 type Catalog struct {
+	mu       sync.RWMutex         // guards the fields below
 	byRef    map[string]cri.Image // by normalized reference
 	byDigest map[string]cri.Image // by digest (Ref is the first tag listed)
 	entries  []Entry
+	builtin  map[string]bool // references that ship with kubetab
 }
 
 var _ cri.ImageSource = (*Catalog)(nil)
 
 // New returns the catalog of the embedded images.
 func New() *Catalog {
-	c := &Catalog{byRef: map[string]cri.Image{}, byDigest: map[string]cri.Image{}}
+	c := &Catalog{byRef: map[string]cri.Image{}, byDigest: map[string]cri.Image{}, builtin: map[string]bool{}}
 	for _, e := range catalog {
 		mod, err := modules.ReadFile(e.file)
 		if err != nil {
 			panic(fmt.Sprintf("images: %s is listed but not embedded: %v", e.file, err)) // broken build
 		}
-		img := cri.Image{Ref: e.ref, Digest: cri.Digest(mod), Module: mod}
-		c.byRef[e.ref] = img
-		if _, ok := c.byDigest[img.Digest]; !ok {
-			c.byDigest[img.Digest] = img
+		c.addLocked(e.ref, mod, e.about)
+		c.builtin[e.ref] = true
+		if r, _ := cri.ParseRef(e.ref); r.Tag == "1.0" {
+			latest := r.Name + ":latest"
+			c.addLocked(latest, mod, fmt.Sprintf("the same module (and digest) as %s; what plain '%s' means", e.ref, r.Name))
+			c.builtin[latest] = true
 		}
-		c.entries = append(c.entries, Entry{Ref: e.ref, Digest: img.Digest, Size: len(mod), About: e.about})
 	}
-	sort.Slice(c.entries, func(i, j int) bool { return c.entries[i].Ref < c.entries[j].Ref })
 	return c
+}
+
+// addLocked lists a module under a normalized reference, replacing what the
+// reference named before. c.mu is held (or c is not shared yet).
+func (c *Catalog) addLocked(ref string, mod []byte, about string) {
+	img := cri.Image{Ref: ref, Digest: cri.Digest(mod), Module: mod}
+	if old, ok := c.byRef[ref]; ok {
+		c.entries = slicesDeleteRef(c.entries, ref)
+		if !c.digestListedLocked(old.Digest) {
+			delete(c.byDigest, old.Digest)
+		}
+	}
+	c.byRef[ref] = img
+	if _, ok := c.byDigest[img.Digest]; !ok {
+		c.byDigest[img.Digest] = img
+	}
+	c.entries = append(c.entries, Entry{Ref: ref, Digest: img.Digest, Size: len(mod), About: about})
+	sort.Slice(c.entries, func(i, j int) bool { return c.entries[i].Ref < c.entries[j].Ref })
+}
+
+func (c *Catalog) digestListedLocked(digest string) bool {
+	for _, e := range c.entries {
+		if e.Digest == digest {
+			return true
+		}
+	}
+	return false
+}
+
+func slicesDeleteRef(entries []Entry, ref string) []Entry {
+	out := entries[:0]
+	for _, e := range entries {
+		if e.Ref != ref {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Add lists a learner's own module as the image name:tag (tag "" means
+// "latest"), replacing an image they added before under that reference.
+// The module must be a WASI preview1 command (cri.CheckCommand) of at most
+// MaxModuleBytes; built-in images cannot be replaced. Errors: ErrTooLarge,
+// ErrBuiltin, cri.ErrInvalidReference, cri.ErrInvalidImage, each with a
+// message that says what to do. The catalog keeps its own copy of module.
+//
+// Nodes pull it like any image; a pod that already runs the old module under
+// this tag keeps running it, as with a moved tag in a real registry.
+func (c *Catalog) Add(name, tag string, module []byte) error {
+	if tag == "" {
+		tag = "latest"
+	}
+	r, err := cri.ParseRef(name + ":" + tag)
+	if err != nil || r.Digest != "" || r.Name != name {
+		if err == nil {
+			err = fmt.Errorf("%w: %q: name and tag only", cri.ErrInvalidReference, name+":"+tag)
+		}
+		return fmt.Errorf("images: add %s:%s: %w", name, tag, err)
+	}
+	ref := r.String()
+	if len(module) > MaxModuleBytes {
+		return fmt.Errorf("%w: %s is %d bytes, the limit is %d (8 MiB); build with -Os and strip it (wasm-ld --strip-all)", ErrTooLarge, ref, len(module), MaxModuleBytes)
+	}
+	if err := cri.CheckCommand(module); err != nil {
+		return fmt.Errorf("images: add %s: %w", ref, err)
+	}
+	mod := append([]byte(nil), module...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.builtin[ref] {
+		return fmt.Errorf("%w: %s ships with kubetab; pick another name or tag", ErrBuiltin, ref)
+	}
+	c.addLocked(ref, mod, fmt.Sprintf("added by you (%d bytes)", len(mod)))
+	return nil
 }
 
 // List returns every image of the catalog, sorted by reference.
 func (c *Catalog) List() []Entry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return append([]Entry(nil), c.entries...)
 }
 
@@ -85,6 +205,8 @@ func (c *Catalog) Fetch(ctx context.Context, ref string) (cri.Image, error) {
 		return cri.Image{}, err
 	}
 	norm := r.String()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	var img cri.Image
 	var ok bool
 	if r.Digest != "" {
@@ -105,6 +227,7 @@ func (c *Catalog) Fetch(ctx context.Context, ref string) (cri.Image, error) {
 }
 
 // nameOf reports whether some tag of repository name has this digest.
+// c.mu is held.
 func (c *Catalog) nameOf(digest, name string) bool {
 	for _, e := range c.entries {
 		if e.Digest == digest {

@@ -115,3 +115,59 @@ func TestCatalogModules(t *testing.T) {
 		})
 	}
 }
+
+func TestAdd(t *testing.T) {
+	c := images.New()
+	hello, err := c.Fetch(context.Background(), "hello:1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reactor, err := os.ReadFile("../../core/kubelet/cri/testdata/reactor.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	envimport, err := os.ReadFile("../../core/kubelet/cri/testdata/envimport.wasm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, tag string
+		module    []byte
+		wantErr   error
+		wantMsg   string
+	}{
+		{"mine", "1.0", hello.Module, nil, ""},
+		{"mine", "1.0", hello.Module, nil, ""}, // replacing your own image is fine
+		{"mine", "", hello.Module, nil, ""},    // "latest"
+		{"Mine", "1.0", hello.Module, cri.ErrInvalidReference, "name must be lowercase"},
+		{"mine", "1.0@sha256:0", hello.Module, cri.ErrInvalidReference, ""},
+		{"hello", "1.0", hello.Module, images.ErrBuiltin, "hello:1.0 ships with kubetab"},
+		{"hello", "", hello.Module, images.ErrBuiltin, "hello:latest ships with kubetab"},
+		{"big", "1.0", make([]byte, images.MaxModuleBytes+1), images.ErrTooLarge, "the limit is 8388608 (8 MiB)"},
+		{"text", "1.0", []byte("print('hello')"), cri.ErrInvalidImage, "not a WebAssembly 1.0 binary"},
+		{"lib", "1.0", reactor, cri.ErrInvalidImage, "it is a WASI reactor"},
+		{"js", "1.0", envimport, cri.ErrInvalidImage, "it imports env.magic: a container can only import wasi_snapshot_preview1 functions"},
+	}
+	for _, tt := range tests {
+		err := c.Add(tt.name, tt.tag, tt.module)
+		if (tt.wantErr == nil) != (err == nil) || (err != nil && (!errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.wantMsg))) {
+			t.Errorf("Add(%q, %q) = %v, want %v saying %q", tt.name, tt.tag, err, tt.wantErr, tt.wantMsg)
+		}
+	}
+	img, err := c.Fetch(context.Background(), "mine:1.0")
+	if err != nil || img.Digest != hello.Digest {
+		t.Fatalf("Fetch(mine:1.0) = %v, %v; want hello's module", img.Digest, err)
+	}
+	if _, err := c.Fetch(context.Background(), "mine"); err != nil {
+		t.Fatalf("Fetch(mine) = %v", err)
+	}
+	var refs []string
+	for _, e := range c.List() {
+		if strings.HasPrefix(e.Ref, "mine") {
+			refs = append(refs, e.Ref+" "+e.About)
+		}
+	}
+	if len(refs) != 2 || !strings.Contains(refs[0], "added by you") {
+		t.Fatalf("listed %q, want mine:1.0 and mine:latest once each", refs)
+	}
+}

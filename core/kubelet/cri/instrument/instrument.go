@@ -133,8 +133,56 @@ type section struct {
 	content []byte // without id and size
 }
 
+// Import is one import of a module.
+type Import struct {
+	Module, Name string
+	Kind         byte // 0 function, 1 table, 2 memory, 3 global, 4 tag
+}
+
+// Export is one export of a module.
+type Export struct {
+	Name string
+	Kind byte // as Import.Kind
+}
+
+// Summary is what Inspect reports about a module.
+type Summary struct {
+	Imports []Import
+	Exports []Export
+}
+
+// Inspect reads a module's imports and exports, with the same structural
+// checks as Module (and none of wazero's validation): a cheap look at an
+// upload before it is compiled.
+func Inspect(wasm []byte) (Summary, error) {
+	m, err := parse(wasm)
+	if err != nil {
+		return Summary{}, err
+	}
+	var s Summary
+	s.Imports = m.imports
+	for _, sec := range m.sections {
+		if sec.id != secExport {
+			continue
+		}
+		r := &reader{b: sec.content}
+		n := r.u32()
+		for i := uint32(0); i < n && r.err == nil; i++ {
+			name := r.name()
+			kind := r.byte()
+			r.u32()
+			s.Exports = append(s.Exports, Export{Name: name, Kind: kind})
+		}
+		if r.err != nil {
+			return Summary{}, fmt.Errorf("%w: export section: %v", ErrUnsupported, r.err)
+		}
+	}
+	return s, nil
+}
+
 // module is what Module needs to know about its input.
 type module struct {
+	imports         []Import
 	sections        []section
 	types           [][2][]byte // params, results per type index
 	importedFuncs   uint32
@@ -291,7 +339,9 @@ func (m *module) parseImports(content []byte) error {
 		if r.err == nil && mod == HostModule {
 			return fmt.Errorf("%w: it imports %s.%s: the %q import module is reserved for the runtime", ErrUnsupported, mod, name, HostModule)
 		}
-		switch kind := r.byte(); kind {
+		kind := r.byte()
+		m.imports = append(m.imports, Import{Module: mod, Name: name, Kind: kind})
+		switch kind {
 		case 0x00: // func: type index
 			if t := r.u32(); r.err == nil && int(t) >= len(m.types) {
 				return fmt.Errorf("%w: import %s.%s has type %d, which does not exist", ErrUnsupported, mod, name, t)
