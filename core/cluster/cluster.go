@@ -72,10 +72,19 @@ type Cluster struct {
 	API      *apiserver.Server
 	Cache    *cri.CompileCache
 
-	// mu guards kubelets.
+	// mu guards kubelets, running and ctx.
 	mu       sync.RWMutex
 	kubelets map[string]*kubelet.Kubelet
+	running  map[string]*kubeletRun // the kubelets whose Run is running
+	ctx      context.Context        // Start's context; StartNode runs under it
 	nodes    []nodeSpec
+}
+
+// kubeletRun is one Run of a node's kubelet: cancel stops it, done closes
+// when it has returned.
+type kubeletRun struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 type nodeSpec struct {
@@ -106,7 +115,7 @@ func New(cfg Config) (*Cluster, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	c := &Cluster{cfg: cfg, kubelets: map[string]*kubelet.Kubelet{}}
+	c := &Cluster{cfg: cfg, kubelets: map[string]*kubelet.Kubelet{}, running: map[string]*kubeletRun{}}
 	c.Store = store.New(cfg.Store)
 	reg, err := registry.Default(registry.Config{Store: c.Store, Clock: cfg.Clock})
 	if err != nil {
@@ -194,11 +203,16 @@ func (c *Cluster) Start(ctx context.Context) error {
 		c.mu.Lock()
 		c.kubelets[n.name] = kl
 		c.mu.Unlock()
-		runners = append(runners, kl)
 	}
 	for _, r := range runners {
 		go func(r runner) { _ = r.Run(ctx) }(r)
 	}
+	c.mu.Lock()
+	c.ctx = ctx
+	for _, n := range c.nodes {
+		c.startKubeletLocked(n.name)
+	}
+	c.mu.Unlock()
 	go func() {
 		<-ctx.Done()
 		_ = c.Cache.Close(context.Background())
@@ -212,6 +226,72 @@ func (c *Cluster) Kubelet(node string) (*kubelet.Kubelet, bool) {
 	defer c.mu.RUnlock()
 	k, ok := c.kubelets[node]
 	return k, ok
+}
+
+// ErrNoSuchNode is returned by StopNode and StartNode for a node the
+// cluster does not have.
+var ErrNoSuchNode = errors.New("cluster: no such node")
+
+// StopNode stops the kubelet of a node, as if the machine lost its network
+// or its kubelet crashed: its containers keep running, but nothing reports
+// for the node any more (no node status, no Lease renewal, no pod status).
+// After the grace period the node lifecycle controller marks the node
+// Unknown and taints it node.kubernetes.io/unreachable; its pods are
+// evicted once their tolerationSeconds (300 s by default) pass, and their
+// controllers replace them on other nodes. StopNode returns once the
+// kubelet's Run has returned; stopping a stopped node does nothing. It
+// fails with ErrNoSuchNode for an unknown node and before Start.
+func (c *Cluster) StopNode(name string) error {
+	c.mu.Lock()
+	if _, ok := c.kubelets[name]; !ok {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrNoSuchNode, name)
+	}
+	run := c.running[name]
+	delete(c.running, name)
+	c.mu.Unlock()
+	if run != nil {
+		run.cancel()
+		<-run.done
+	}
+	return nil
+}
+
+// StartNode runs a stopped node's kubelet again: it posts the node's status
+// (Ready), renews its Lease, finishes the deletions that waited for it and
+// syncs its pods. Starting a running node does nothing. It fails with
+// ErrNoSuchNode for an unknown node and before Start.
+func (c *Cluster) StartNode(name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.kubelets[name]; !ok || c.ctx == nil {
+		return fmt.Errorf("%w: %q", ErrNoSuchNode, name)
+	}
+	c.startKubeletLocked(name)
+	return nil
+}
+
+// NodeRunning reports whether the kubelet of a node is running.
+func (c *Cluster) NodeRunning(name string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.running[name] != nil
+}
+
+// startKubeletLocked runs the kubelet of node under Start's context unless it
+// is running. Called with mu held.
+func (c *Cluster) startKubeletLocked(name string) {
+	if c.running[name] != nil || c.ctx.Err() != nil {
+		return
+	}
+	kl := c.kubelets[name]
+	ctx, cancel := context.WithCancel(c.ctx)
+	run := &kubeletRun{cancel: cancel, done: make(chan struct{})}
+	c.running[name] = run
+	go func() {
+		defer close(run.done)
+		_ = kl.Run(ctx)
+	}()
 }
 
 // podLogs routes a log request to the kubelet of the pod's node, as

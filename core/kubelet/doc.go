@@ -89,5 +89,5 @@
 //
 // Probes, volumes, exec/attach/port-forward, resource limits beyond the
 // memory cap, restartable init containers (sidecars), static pods, pod
-// resizing, eviction and node leases (the heartbeat is the node status only).
+// resizing and eviction. The node Lease (renewed every 10 s) is in lease.go.
 package kubelet

@@ -290,8 +290,9 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); kl.worker(ctx, q) }()
 	}
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); kl.heartbeatLoop(ctx, heartbeat) }()
+	go func() { defer wg.Done(); kl.leaseLoop(ctx) }() // lease.go
 	go func() { defer wg.Done(); kl.resyncLoop(ctx, resync, q, inf) }()
 
 	<-ctx.Done()
