@@ -353,7 +353,9 @@ func (daemonSetStrategy) ValidateStatusUpdate(obj, old runtime.Object) field.Err
 	return errs
 }
 
-func (daemonSetStrategy) Fields(obj runtime.Object) fields.Set { return metaFields(obj.(*appsv1.DaemonSet)) }
+func (daemonSetStrategy) Fields(obj runtime.Object) fields.Set {
+	return metaFields(obj.(*appsv1.DaemonSet))
+}
 
 // --- statefulsets (pkg/registry/apps/statefulset/strategy.go) ---
 

@@ -261,7 +261,9 @@ func validateGeneratedSelector(j *batchv1.Job) field.ErrorList {
 	return errs
 }
 
-func (jobStrategy) Validate(obj runtime.Object) field.ErrorList { return validateJob(obj.(*batchv1.Job)) }
+func (jobStrategy) Validate(obj runtime.Object) field.ErrorList {
+	return validateJob(obj.(*batchv1.Job))
+}
 
 // ValidateUpdate is ValidateJobUpdate: most of a Job's spec is immutable; its
 // template may change only while it is suspended and has never started, and
@@ -478,4 +480,6 @@ func (cronJobStrategy) ValidateStatusUpdate(obj, old runtime.Object) field.Error
 	return apivalidation.ValidateObjectMetaAccessorUpdate(obj.(*batchv1.CronJob), old.(*batchv1.CronJob), field.NewPath("metadata"))
 }
 
-func (cronJobStrategy) Fields(obj runtime.Object) fields.Set { return metaFields(obj.(*batchv1.CronJob)) }
+func (cronJobStrategy) Fields(obj runtime.Object) fields.Set {
+	return metaFields(obj.(*batchv1.CronJob))
+}

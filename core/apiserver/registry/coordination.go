@@ -43,4 +43,6 @@ func (s leaseStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	return append(errs, s.Validate(obj)...)
 }
 
-func (leaseStrategy) Fields(obj runtime.Object) fields.Set { return metaFields(obj.(*coordinationv1.Lease)) }
+func (leaseStrategy) Fields(obj runtime.Object) fields.Set {
+	return metaFields(obj.(*coordinationv1.Lease))
+}

@@ -67,7 +67,9 @@ func (s configMapStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorLi
 	return append(errs, s.Validate(obj)...)
 }
 
-func (configMapStrategy) Fields(obj runtime.Object) fields.Set { return metaFields(obj.(*corev1.ConfigMap)) }
+func (configMapStrategy) Fields(obj runtime.Object) fields.Set {
+	return metaFields(obj.(*corev1.ConfigMap))
+}
 
 // --- secrets ---
 
@@ -203,7 +205,9 @@ func defaultEndpoints(e *corev1.Endpoints) {
 	}
 }
 
-func (endpointsStrategy) PrepareForCreate(obj runtime.Object) { defaultEndpoints(obj.(*corev1.Endpoints)) }
+func (endpointsStrategy) PrepareForCreate(obj runtime.Object) {
+	defaultEndpoints(obj.(*corev1.Endpoints))
+}
 func (endpointsStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	defaultEndpoints(obj.(*corev1.Endpoints))
 }
@@ -284,5 +288,6 @@ func (s endpointsStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorLi
 	return append(errs, s.Validate(obj)...)
 }
 
-func (endpointsStrategy) Fields(obj runtime.Object) fields.Set { return metaFields(obj.(*corev1.Endpoints)) }
-
+func (endpointsStrategy) Fields(obj runtime.Object) fields.Set {
+	return metaFields(obj.(*corev1.Endpoints))
+}
