@@ -117,6 +117,170 @@ func (p *PodWrapper) SidecarReq(res map[v1.ResourceName]string) *PodWrapper {
 	return p
 }
 
+// Tolerations adds tolerations.
+func (p *PodWrapper) Tolerations(t ...v1.Toleration) *PodWrapper {
+	p.Spec.Tolerations = append(p.Spec.Tolerations, t...)
+	return p
+}
+
+// NodeSelector sets spec.nodeSelector.
+func (p *PodWrapper) NodeSelector(m map[string]string) *PodWrapper {
+	p.Spec.NodeSelector = m
+	return p
+}
+
+func (p *PodWrapper) nodeAffinity() *v1.NodeAffinity {
+	if p.Spec.Affinity == nil {
+		p.Spec.Affinity = &v1.Affinity{}
+	}
+	if p.Spec.Affinity.NodeAffinity == nil {
+		p.Spec.Affinity.NodeAffinity = &v1.NodeAffinity{}
+	}
+	return p.Spec.Affinity.NodeAffinity
+}
+
+// NodeAffinityIn adds a required node affinity term "key In vals" (each
+// call adds a term; terms are ORed).
+func (p *PodWrapper) NodeAffinityIn(key string, vals ...string) *PodWrapper {
+	return p.NodeAffinityTerm(v1.NodeSelectorRequirement{Key: key, Operator: v1.NodeSelectorOpIn, Values: vals})
+}
+
+// NodeAffinityTerm adds a required node affinity term with these
+// requirements (ANDed).
+func (p *PodWrapper) NodeAffinityTerm(reqs ...v1.NodeSelectorRequirement) *PodWrapper {
+	na := p.nodeAffinity()
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{}
+	}
+	ns := na.RequiredDuringSchedulingIgnoredDuringExecution
+	ns.NodeSelectorTerms = append(ns.NodeSelectorTerms, v1.NodeSelectorTerm{MatchExpressions: reqs})
+	return p
+}
+
+// PreferredNodeAffinityIn adds a preferred node affinity term.
+func (p *PodWrapper) PreferredNodeAffinityIn(weight int32, key string, vals ...string) *PodWrapper {
+	na := p.nodeAffinity()
+	na.PreferredDuringSchedulingIgnoredDuringExecution = append(na.PreferredDuringSchedulingIgnoredDuringExecution, v1.PreferredSchedulingTerm{
+		Weight:     weight,
+		Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: v1.NodeSelectorOpIn, Values: vals}}},
+	})
+	return p
+}
+
+// SpreadConstraint adds a topology spread constraint over the pods with the
+// label key=value.
+func (p *PodWrapper) SpreadConstraint(maxSkew int32, topologyKey string, mode v1.UnsatisfiableConstraintAction, key, value string) *PodWrapper {
+	p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, v1.TopologySpreadConstraint{
+		MaxSkew: maxSkew, TopologyKey: topologyKey, WhenUnsatisfiable: mode,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}},
+	})
+	return p
+}
+
+// PodAffinityKind says which kind of pod (anti-)affinity term to add.
+type PodAffinityKind int
+
+// Kinds of pod (anti-)affinity terms.
+const (
+	Required PodAffinityKind = iota
+	Preferred
+)
+
+func (p *PodWrapper) affinity() *v1.Affinity {
+	if p.Spec.Affinity == nil {
+		p.Spec.Affinity = &v1.Affinity{}
+	}
+	return p.Spec.Affinity
+}
+
+func term(key, value, topologyKey string) v1.PodAffinityTerm {
+	return v1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}},
+		TopologyKey:   topologyKey,
+	}
+}
+
+// PodAffinity adds a pod affinity term for pods labelled key=value within
+// topologyKey (a preferred one gets weight 1 unless WeightedPodAffinity).
+func (p *PodWrapper) PodAffinity(key, value, topologyKey string, kind PodAffinityKind) *PodWrapper {
+	return p.WeightedPodAffinity(1, key, value, topologyKey, kind)
+}
+
+// WeightedPodAffinity is PodAffinity with a weight for a preferred term.
+func (p *PodWrapper) WeightedPodAffinity(weight int32, key, value, topologyKey string, kind PodAffinityKind) *PodWrapper {
+	a := p.affinity()
+	if a.PodAffinity == nil {
+		a.PodAffinity = &v1.PodAffinity{}
+	}
+	t := term(key, value, topologyKey)
+	if kind == Required {
+		a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, t)
+	} else {
+		a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution, v1.WeightedPodAffinityTerm{Weight: weight, PodAffinityTerm: t})
+	}
+	return p
+}
+
+// PodAntiAffinity adds a pod anti-affinity term.
+func (p *PodWrapper) PodAntiAffinity(key, value, topologyKey string, kind PodAffinityKind) *PodWrapper {
+	return p.WeightedPodAntiAffinity(1, key, value, topologyKey, kind)
+}
+
+// WeightedPodAntiAffinity is PodAntiAffinity with a weight for a preferred
+// term.
+func (p *PodWrapper) WeightedPodAntiAffinity(weight int32, key, value, topologyKey string, kind PodAffinityKind) *PodWrapper {
+	a := p.affinity()
+	if a.PodAntiAffinity == nil {
+		a.PodAntiAffinity = &v1.PodAntiAffinity{}
+	}
+	t := term(key, value, topologyKey)
+	if kind == Required {
+		a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, t)
+	} else {
+		a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution, v1.WeightedPodAffinityTerm{Weight: weight, PodAffinityTerm: t})
+	}
+	return p
+}
+
+// HostPort adds a container with a host port (TCP, all IPs unless hostIP
+// is given).
+func (p *PodWrapper) HostPort(port int32, hostIP ...string) *PodWrapper {
+	name := fmt.Sprintf("con%d", len(p.Spec.Containers))
+	cp := v1.ContainerPort{ContainerPort: 8080, HostPort: port, Protocol: v1.ProtocolTCP}
+	if len(hostIP) > 0 {
+		cp.HostIP = hostIP[0]
+	}
+	p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: name, Image: PauseImage, Ports: []v1.ContainerPort{cp}})
+	return p
+}
+
+// OwnedBy sets a controller owner reference (apiVersion, kind, name).
+func (p *PodWrapper) OwnedBy(apiVersion, kind, name string) *PodWrapper {
+	yes := true
+	p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{
+		APIVersion: apiVersion, Kind: kind, Name: name, UID: types.UID("uid-" + name), Controller: &yes,
+	})
+	return p
+}
+
+// PreemptionPolicy sets spec.preemptionPolicy.
+func (p *PodWrapper) PreemptionPolicy(policy v1.PreemptionPolicy) *PodWrapper {
+	p.Spec.PreemptionPolicy = &policy
+	return p
+}
+
+// StartTime sets status.startTime.
+func (p *PodWrapper) StartTime(t metav1.Time) *PodWrapper {
+	p.Status.StartTime = &t
+	return p
+}
+
+// NominatedNodeName sets status.nominatedNodeName.
+func (p *PodWrapper) NominatedNodeName(n string) *PodWrapper {
+	p.Status.NominatedNodeName = n
+	return p
+}
+
 // NodeWrapper builds a node.
 type NodeWrapper struct{ v1.Node }
 
@@ -154,6 +318,21 @@ func (n *NodeWrapper) Unschedulable(b bool) *NodeWrapper { n.Spec.Unschedulable 
 
 // Taints sets spec.taints.
 func (n *NodeWrapper) Taints(taints []v1.Taint) *NodeWrapper { n.Spec.Taints = taints; return n }
+
+// Taint adds a taint.
+func (n *NodeWrapper) Taint(key, value string, effect v1.TaintEffect) *NodeWrapper {
+	n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: key, Value: value, Effect: effect})
+	return n
+}
+
+// Images sets status.images: name -> size in bytes.
+func (n *NodeWrapper) Images(images map[string]int64) *NodeWrapper {
+	n.Status.Images = nil
+	for name, size := range images {
+		n.Status.Images = append(n.Status.Images, v1.ContainerImage{Names: []string{name}, SizeBytes: size})
+	}
+	return n
+}
 
 // Ready adds a Ready=True condition.
 func (n *NodeWrapper) Ready() *NodeWrapper {

@@ -124,6 +124,9 @@ func (pl *InterPodAffinity) PreFilter(_ context.Context, state *framework.CycleS
 	if err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("failed to list NodeInfos with pods with affinity: %w", err))
 	}
+	if a := pod.Spec.Affinity; len(withAntiAffinity) == 0 && (a == nil || (a.PodAffinity == nil && a.PodAntiAffinity == nil)) {
+		return nil, framework.NewStatus(framework.Skip)
+	}
 	s := &preFilterState{podInfo: pl.incomingPodInfo(pod)}
 	if s.podInfo.ParseError != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, fmt.Sprintf("parsing pod: %+v", s.podInfo.ParseError))
