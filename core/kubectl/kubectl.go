@@ -138,6 +138,13 @@ func (c *CLI) Run(ctx context.Context, args []string, streams IOStreams) (code i
 	if errors.Is(err, errExit) {
 		return 1
 	}
+	var ec *exitCodeError
+	if errors.As(err, &ec) {
+		if ec.err != nil {
+			printError(streams.ErrOut, ec.err)
+		}
+		return ec.code
+	}
 	printError(streams.ErrOut, err)
 	return 1
 }
@@ -202,12 +209,12 @@ func (s *session) rootCommand() *cobra.Command {
 		}
 	}
 	add("basic", s.newCreateCommand(), s.newGetCommand(), s.newDeleteCommand())
-	add("deploy", s.newScaleCommand())
+	add("deploy", s.newRolloutCommand(), s.newScaleCommand())
 	add("cluster", s.newClusterInfoCommand(), s.newCordonCommand(true), s.newCordonCommand(false))
-	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand())
-	add("advanced", s.newApplyCommand(), s.newPatchCommand())
+	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newEventsCommand())
+	add("advanced", s.newDiffCommand(), s.newApplyCommand(), s.newPatchCommand(), s.newWaitCommand())
 	add("settings", s.newLabelCommand(), s.newAnnotateCommand())
-	add("other", s.newAPIResourcesCommand(), s.newVersionCommand())
+	add("other", s.newAPIResourcesCommand(), s.newAPIVersionsCommand(), s.newVersionCommand())
 	root.SetHelpCommandGroupID("other")
 	return root
 }
