@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
@@ -53,10 +55,14 @@ func (s *session) newApplyCommand() *cobra.Command {
 			if len(args) > 0 {
 				return usageErrorf(cmd, "Unexpected args: %v", args)
 			}
+			if err := s.parseValidate(); err != nil {
+				return err
+			}
 			return s.runApply(files)
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "The files that contain the configurations to apply.")
+	s.addValidateFlag(cmd)
 	return cmd
 }
 
@@ -101,7 +107,7 @@ func (s *session) applyOne(m manifest) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		_, err = s.client.do(s.ctx, request{method: http.MethodPost, path: m.res.path(m.namespace, "", ""), body: body, contentType: "application/json"})
+		_, err = s.client.do(s.ctx, request{method: http.MethodPost, path: m.res.path(m.namespace, "", ""), query: s.writeQuery("kubectl-client-side-apply"), body: body, contentType: "application/json"})
 		if err != nil {
 			return "", sourceErr("creating", m.source, err)
 		}
@@ -126,7 +132,7 @@ func (s *session) applyOne(m manifest) (string, error) {
 	if string(patch) == "{}" {
 		return "unchanged", nil
 	}
-	_, err = s.client.do(s.ctx, request{method: http.MethodPatch, path: m.res.path(m.namespace, m.name, ""), body: patch, contentType: string(patchType)})
+	_, err = s.client.do(s.ctx, request{method: http.MethodPatch, path: m.res.path(m.namespace, m.name, ""), query: s.writeQuery("kubectl-client-side-apply"), body: patch, contentType: string(patchType)})
 	if err != nil {
 		return "", sourceErr("patching", m.source, err)
 	}
@@ -218,4 +224,40 @@ func deepCopyValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// addValidateFlag adds --validate: how the server treats unknown or
+// duplicate fields (the fieldValidation query parameter). Upstream's
+// default, "strict", makes the server refuse them.
+func (s *session) addValidateFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&s.validate, "validate", "strict", `Must be one of: strict (or true), warn, ignore (or false). "true" or "strict" will use a schema to validate the input and fail the request if invalid. It will perform server side validation if ServerSideFieldValidation is enabled on the api-server, but will fall back to less reliable client-side validation if not. "warn" will warn about unknown or duplicate fields without blocking the request if server-side field validation is enabled on the API server, and behave as "ignore" otherwise. "false" or "ignore" will not perform any schema validation, silently dropping any unknown or duplicate fields.`)
+	cmd.Flags().Lookup("validate").NoOptDefVal = "strict"
+}
+
+// parseValidate turns --validate into the fieldValidation parameter.
+func (s *session) parseValidate() error {
+	switch strings.ToLower(s.validate) {
+	case "", "true", "strict":
+		s.fieldValidation = "Strict"
+	case "warn":
+		s.fieldValidation = "Warn"
+	case "false", "ignore":
+		s.fieldValidation = "Ignore"
+	default:
+		return fmt.Errorf("invalid - validate option %q; must be one of: strict (or true), warn, ignore (or false)", s.validate)
+	}
+	return nil
+}
+
+// writeQuery is the query of a create or patch: the field manager and
+// --validate's fieldValidation.
+func (s *session) writeQuery(fieldManager string) url.Values {
+	q := url.Values{}
+	if fieldManager != "" {
+		q.Set("fieldManager", fieldManager)
+	}
+	if s.fieldValidation != "" {
+		q.Set("fieldValidation", s.fieldValidation)
+	}
+	return q
 }

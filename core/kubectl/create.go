@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -82,10 +81,14 @@ func (s *session) newCreateCommand() *cobra.Command {
 				}
 				return usageErrorf(cmd, "must specify one of -f and -k")
 			}
+			if err := s.parseValidate(); err != nil {
+				return err
+			}
 			return s.runCreateFiles(files, pf)
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "Filename, directory, or URL to files to use to create the resource")
+	s.addValidateFlag(cmd)
 	pf.add(cmd)
 	cmd.AddCommand(s.newCreateDeploymentCommand(), s.newCreateNamespaceCommand(), s.newCreateConfigMapCommand(),
 		s.newCreateSecretCommand(), s.newCreateServiceCommand(), s.newCreateJobCommand())
@@ -131,11 +134,10 @@ func (s *session) create(res apiResource, namespace string, body []byte, dr dryR
 	if dr == "client" {
 		return nil, nil
 	}
-	q := url.Values{}
+	q := s.writeQuery("kubectl-create")
 	if dr == "server" {
 		q.Set("dryRun", "All")
 	}
-	q.Set("fieldManager", "kubectl-create")
 	out := map[string]any{}
 	err := s.client.into(s.ctx, request{method: http.MethodPost, path: res.path(namespace, "", ""), query: q, body: body, contentType: "application/json"}, &out)
 	if err != nil {

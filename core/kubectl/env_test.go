@@ -43,6 +43,8 @@ func TestMain(m *testing.M) {
 type env struct {
 	t     *testing.T
 	reg   *registry.Registry
+	st    *store.Store  // the store under reg: its revision moves on every write
+	srv   http.Handler  // the API server, for raw HTTP requests
 	clock *clocktesting.FakeClock
 	cli   *CLI
 	files map[string]string // what ReadFile serves
@@ -80,7 +82,8 @@ func (e *env) takeWrites() []string {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, clock: clocktesting.NewFakeClock(t0), files: map[string]string{}, logs: map[string]string{}}
-	reg, err := registry.Default(registry.Config{Store: store.New(store.Config{}), Clock: e.clock})
+	e.st = store.New(store.Config{})
+	reg, err := registry.Default(registry.Config{Store: e.st, Clock: e.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +93,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.srv = srv
 	e.cli, err = New(Config{
 		Transport: &recorder{rt: InProcessTransport(srv), e: e},
 		Clock:     e.clock,

@@ -159,6 +159,9 @@ type session struct {
 	namespace string // -n, or the configured namespace
 
 	namespaceFlag string
+	// validate is --validate of create -f and apply; fieldValidation is
+	// what it asks the server for (Strict, Warn, Ignore).
+	validate, fieldValidation string
 	resources     []apiResource // discovery cache, filled by discover
 }
 
