@@ -43,8 +43,8 @@ func TestMain(m *testing.M) {
 type env struct {
 	t     *testing.T
 	reg   *registry.Registry
-	st    *store.Store  // the store under reg: its revision moves on every write
-	srv   http.Handler  // the API server, for raw HTTP requests
+	st    *store.Store // the store under reg: its revision moves on every write
+	srv   http.Handler // the API server, for raw HTTP requests
 	clock *clocktesting.FakeClock
 	cli   *CLI
 	files map[string]string // what ReadFile serves

@@ -162,7 +162,7 @@ type session struct {
 	// validate is --validate of create -f and apply; fieldValidation is
 	// what it asks the server for (Strict, Warn, Ignore).
 	validate, fieldValidation string
-	resources     []apiResource // discovery cache, filled by discover
+	resources                 []apiResource // discovery cache, filled by discover
 }
 
 // out and errOut are the command's streams.
