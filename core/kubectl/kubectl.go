@@ -211,7 +211,7 @@ func (s *session) rootCommand() *cobra.Command {
 			root.AddCommand(c)
 		}
 	}
-	add("basic", s.newCreateCommand(), s.newGetCommand(), s.newDeleteCommand())
+	add("basic", s.newCreateCommand(), s.newExplainCommand(), s.newGetCommand(), s.newDeleteCommand())
 	add("deploy", s.newRolloutCommand(), s.newScaleCommand())
 	add("cluster", s.newClusterInfoCommand(), s.newCordonCommand(true), s.newCordonCommand(false))
 	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newEventsCommand())
