@@ -45,6 +45,13 @@ type testCluster struct {
 // registered later (informers) has stopped.
 func startCluster(t *testing.T, history int) *testCluster {
 	t.Helper()
+	return startClusterWith(t, history, "")
+}
+
+// startClusterWith is startCluster with the clientset's request content
+// type ("" is client-go's default for built-in types: protobuf).
+func startClusterWith(t *testing.T, history int, contentType string) *testCluster {
+	t.Helper()
 	c, err := cluster.New(cluster.Config{Nodes: 1, Images: images.New(), Store: store.Config{HistoryLimit: history}})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +69,7 @@ func startCluster(t *testing.T, history int) *testCluster {
 	})
 	// QPS < 0 turns off client-go's client-side rate limiter: the churn is
 	// thousands of requests.
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1, UserAgent: "kubetab-clientgo-test"})
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1, UserAgent: "kubetab-clientgo-test", ContentConfig: rest.ContentConfig{ContentType: contentType}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +167,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // deployments, and its handlers see every add, update and delete of a
 // 1,000-object churn, in the order the writes happened.
 func TestInformersSeeChurnInOrder(t *testing.T) {
-	tc := startCluster(t, 0)
+	// JSON bodies, so that this test is about ordering alone;
+	// TestDeleteWithDefaultClient covers client-go's protobuf requests.
+	tc := startClusterWith(t, 0, "application/json")
 	ctx := context.Background()
 	const ns = "default"
 	churn := map[string]string{"churn": "yes"}
@@ -186,7 +195,7 @@ func TestInformersSeeChurnInOrder(t *testing.T) {
 	}
 
 	// The churn: 500 pods and 500 deployments, each created, then
-	// relabelled, and every other one deleted, with the objects' steps
+	// relabelled, and half of each kind deleted, with the objects' steps
 	// interleaved at random (a fixed seed, so a failure can be replayed).
 	const objects = 1000
 	type step struct{ obj, n int } // n: 0 create, 1 update, 2 delete
@@ -202,9 +211,9 @@ func TestInformersSeeChurnInOrder(t *testing.T) {
 		i := live[k]
 		queue = append(queue, step{obj: i, n: next[i]})
 		next[i]++
-		last := 1
-		if i%2 == 0 {
-			last = 2
+		last := 1 // create, update
+		if (i/2)%2 == 0 {
+			last = 2 // and delete: half the pods, half the deployments
 		}
 		if next[i] > last {
 			live = append(live[:k], live[k+1:]...)
@@ -293,6 +302,32 @@ func TestInformersSeeChurnInOrder(t *testing.T) {
 	}
 	if len(podList.Items) != objects/4 || len(cached) != len(podList.Items) {
 		t.Errorf("server has %d churn pods, the informer's cache %d; want %d", len(podList.Items), len(cached), objects/4)
+	}
+	cachedDeploys, err := factory.Apps().V1().Deployments().Lister().Deployments(ns).List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cachedDeploys) != objects/4 {
+		t.Errorf("the deployment informer's cache has %d churn deployments, want %d", len(cachedDeploys), objects/4)
+	}
+}
+
+// TestDeleteWithDefaultClient: client-go's typed clients send built-in
+// types, DeleteOptions included, as protobuf by default (so does the real
+// kubectl's `delete`); the server must read them.
+func TestDeleteWithDefaultClient(t *testing.T) {
+	tc := startCluster(t, 0)
+	ctx := context.Background()
+	deploys := tc.cs.AppsV1().Deployments("default")
+	if _, err := deploys.Create(ctx, deployment("proto", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create with protobuf body: %v", err)
+	}
+	policy := metav1.DeletePropagationBackground
+	if err := deploys.Delete(ctx, "proto", metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+		t.Fatalf("delete with protobuf DeleteOptions: %v", err)
+	}
+	if _, err := deploys.Get(ctx, "proto", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after delete: %v, want NotFound", err)
 	}
 }
 
