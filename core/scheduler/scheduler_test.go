@@ -35,6 +35,7 @@ const timeout = 60 * time.Second
 type env struct {
 	t   *testing.T
 	ctx context.Context
+	reg *registry.Registry
 	c   *client.Client
 	clk *testingclock.FakeClock
 	s   *Scheduler
@@ -48,7 +49,7 @@ func newEnv(t *testing.T, cfg Config) *env {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{t: t, ctx: ctx, c: client.New(reg, "test"), clk: clk}
+	e := &env{t: t, ctx: ctx, reg: reg, c: client.New(reg, "test"), clk: clk}
 	if _, err := e.c.Namespaces().Create(ctx, &v1.Namespace{}); err == nil {
 		t.Fatal("a namespace without a name was accepted")
 	}
@@ -91,6 +92,9 @@ func (e *env) createNode(n *v1.Node) {
 func (e *env) createPod(p *v1.Pod) *v1.Pod {
 	e.t.Helper()
 	p.UID = "" // the API server assigns it
+	if len(p.Spec.Containers) == 0 {
+		p.Spec.Containers = []v1.Container{{Name: "pause", Image: st.PauseImage}}
+	}
 	got, err := e.c.Pods().Create(e.ctx, p)
 	if err != nil {
 		e.t.Fatal(err)

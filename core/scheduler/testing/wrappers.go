@@ -59,6 +59,10 @@ func (p *PodWrapper) Node(s string) *PodWrapper { p.Spec.NodeName = s; return p 
 // Priority sets spec.priority.
 func (p *PodWrapper) Priority(v int32) *PodWrapper { p.Spec.Priority = &v; return p }
 
+// PriorityClassName sets spec.priorityClassName (the Priority admission
+// plugin then sets spec.priority).
+func (p *PodWrapper) PriorityClassName(s string) *PodWrapper { p.Spec.PriorityClassName = s; return p }
+
 // Label adds a label.
 func (p *PodWrapper) Label(k, v string) *PodWrapper {
 	if p.Labels == nil {
