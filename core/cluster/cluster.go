@@ -44,6 +44,7 @@ import (
 	"github.com/kubetab/kubetab/core/kubelet"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/core/scheduler"
+	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 	"github.com/kubetab/kubetab/core/store"
 )
 
@@ -72,8 +73,9 @@ type Cluster struct {
 	API      *apiserver.Server
 	Cache    *cri.CompileCache
 
-	// mu guards kubelets, running and ctx.
+	// mu guards kubelets, running, ctx and sched.
 	mu       sync.RWMutex
+	sched    *scheduler.Scheduler // set by Start; serves the decision records
 	kubelets map[string]*kubelet.Kubelet
 	running  map[string]*kubeletRun // the kubelets whose Run is running
 	ctx      context.Context        // Start's context; StartNode runs under it
@@ -124,6 +126,7 @@ func New(cfg Config) (*Cluster, error) {
 	c.Registry = reg
 	c.API, err = apiserver.New(apiserver.Config{
 		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs),
+		Decisions: apiserver.DecisionProviderFunc(c.schedulingDecision),
 		ExternalAddress: cfg.ExternalAddress,
 	})
 	if err != nil {
@@ -175,6 +178,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.sched = sched
+	c.mu.Unlock()
 	runners = append(runners, dc, rsc, gc, sched)
 	for _, n := range c.nodes {
 		// The runtime tells the kubelet about container exits (upstream: the
@@ -292,6 +298,18 @@ func (c *Cluster) startKubeletLocked(name string) {
 		defer close(run.done)
 		_ = kl.Run(ctx)
 	}()
+}
+
+// schedulingDecision asks the scheduler for a pod's decision record (the
+// API server's schedulingdecisions resource).
+func (c *Cluster) schedulingDecision(namespace, name string) (*schedv1alpha1.SchedulingDecision, bool) {
+	c.mu.RLock()
+	s := c.sched
+	c.mu.RUnlock()
+	if s == nil {
+		return nil, false
+	}
+	return s.SchedulingDecision(namespace, name)
 }
 
 // podLogs routes a log request to the kubelet of the pod's node, as
