@@ -126,7 +126,7 @@ func New(cfg Config) (*Cluster, error) {
 	c.Registry = reg
 	c.API, err = apiserver.New(apiserver.Config{
 		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs),
-		Decisions: apiserver.DecisionProviderFunc(c.schedulingDecision),
+		Decisions:       apiserver.DecisionProviderFunc(c.schedulingDecision),
 		ExternalAddress: cfg.ExternalAddress,
 	})
 	if err != nil {
