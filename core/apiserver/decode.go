@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -47,7 +48,22 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, want schema.Grou
 	default:
 		return unsupportedMedia(ct)
 	}
-	return decodeJSON(w, r.URL.Query().Get("fieldValidation"), data, want, obj)
+	err = decodeJSON(w, r.URL.Query().Get("fieldValidation"), data, want, obj)
+	var strict strictDecodingError
+	if errors.As(err, &strict) {
+		// Upstream's transformDecodeError wording.
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", want.Kind, want.Version, want.Kind, strict))
+	}
+	return err
+}
+
+// strictDecodingError lists unknown or duplicate fields under
+// fieldValidation=Strict; the caller words the 4xx (runtime's
+// StrictDecodingError).
+type strictDecodingError []string
+
+func (e strictDecodingError) Error() string {
+	return "strict decoding error: " + strings.Join(e, ", ")
 }
 
 // protobufMediaType is what client-go's typed clients send for built-in
@@ -86,6 +102,19 @@ func decodeProtobuf(data []byte, want schema.GroupVersionKind, obj runtime.Objec
 	return nil
 }
 
+// decodeProtobufDeleteOptions decodes a protobuf DeleteOptions body, which
+// clients tag with apiVersion v1 or meta.k8s.io/v1.
+func decodeProtobufDeleteOptions(data []byte, opts *metav1.DeleteOptions) error {
+	want := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	if bytes.HasPrefix(data, protobufMagic) {
+		var unk runtime.Unknown
+		if err := unk.Unmarshal(data[len(protobufMagic):]); err == nil && unk.APIVersion == "v1" {
+			want.Group, want.Version = "", "v1"
+		}
+	}
+	return decodeProtobuf(data, want, opts)
+}
+
 func unsupportedMedia(ct string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
@@ -120,7 +149,7 @@ func decodeJSON(w http.ResponseWriter, validation string, data []byte, want sche
 	}
 	switch validation {
 	case "Strict":
-		return apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+		return strictDecodingError(msgs)
 	case "Ignore":
 	case "", "Warn":
 		for _, m := range msgs {

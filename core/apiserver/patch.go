@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -10,7 +11,9 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
@@ -68,7 +71,11 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 			return err
 		}
 		obj := newLike(cur)
-		if err := decodeJSON(w, r.URL.Query().Get("fieldValidation"), patched, want, obj); err != nil {
+		if err := decodeJSON(w, wo.FieldValidation, patched, want, obj); err != nil {
+			var strict strictDecodingError
+			if errors.As(err, &strict) {
+				return strictPatchError(pt, patchBytes, patched, strict)
+			}
 			return err
 		}
 		// A patch that sets resourceVersion is a precondition; otherwise the
@@ -95,7 +102,21 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 	return apierrors.NewConflict(st.Resource.GroupResource(), info.Name, fmt.Errorf("too many conflicts while patching"))
 }
 
-func applyPatch(pt types.PatchType, cur, patch []byte, schema runtime.Object) ([]byte, error) {
+// strictPatchError is upstream's answer to unknown fields in a patched
+// object under fieldValidation=Strict: 422 naming the patch (the patch as a
+// Go map for a strategic merge patch, the patched object otherwise).
+func strictPatchError(pt types.PatchType, patch, patched []byte, strict strictDecodingError) error {
+	value := string(patched)
+	if pt == types.StrategicMergePatchType {
+		var m map[string]any
+		if json.Unmarshal(patch, &m) == nil {
+			value = fmt.Sprintf("%+v", m)
+		}
+	}
+	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, strict.Error())})
+}
+
+func applyPatch(pt types.PatchType, cur, patch []byte, schemaObj runtime.Object) ([]byte, error) {
 	var out []byte
 	var err error
 	switch pt {
@@ -107,7 +128,7 @@ func applyPatch(pt types.PatchType, cur, patch []byte, schema runtime.Object) ([
 	case types.MergePatchType:
 		out, err = jsonpatch.MergePatch(cur, patch)
 	case types.StrategicMergePatchType:
-		out, err = strategicpatch.StrategicMergePatch(cur, patch, schema)
+		out, err = strategicpatch.StrategicMergePatch(cur, patch, schemaObj)
 	}
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())

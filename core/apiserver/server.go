@@ -31,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/kubetab/kubetab/core/apiserver/openapi"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 )
@@ -81,9 +82,10 @@ type Config struct {
 
 // Server is the API server's HTTP handler.
 type Server struct {
-	cfg Config
-	reg *registry.Registry
-	mux *http.ServeMux
+	cfg     Config
+	reg     *registry.Registry
+	mux     *http.ServeMux
+	openapi *openapi.Spec
 }
 
 // New returns a Server.
@@ -115,6 +117,10 @@ func New(cfg Config) (*Server, error) {
 			_, _ = io.WriteString(w, "ok")
 		})
 	}
+	s.openapi, _ = openapi.New(openapi.Config{Version: Version.GitVersion, Resources: s.openAPIResources})
+	s.mux.HandleFunc("/openapi/v2", s.openAPIV2)
+	s.mux.HandleFunc("/openapi/v3", s.openAPIV3)
+	s.mux.HandleFunc("/openapi/v3/", s.openAPIV3)
 	s.mux.HandleFunc("/api", s.legacyVersions)
 	s.mux.HandleFunc("/api/", s.resources)
 	s.mux.HandleFunc("/apis", s.groups)
