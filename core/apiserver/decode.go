@@ -102,17 +102,27 @@ func decodeProtobuf(data []byte, want schema.GroupVersionKind, obj runtime.Objec
 	return nil
 }
 
-// decodeProtobufDeleteOptions decodes a protobuf DeleteOptions body, which
-// clients tag with apiVersion v1 or meta.k8s.io/v1.
+// decodeProtobufDeleteOptions decodes a protobuf DeleteOptions body.
+// DeleteOptions is registered in every group version, so clients tag it with
+// the version of the resource being deleted (apps/v1, v1, ...).
 func decodeProtobufDeleteOptions(data []byte, opts *metav1.DeleteOptions) error {
-	want := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
-	if bytes.HasPrefix(data, protobufMagic) {
-		var unk runtime.Unknown
-		if err := unk.Unmarshal(data[len(protobufMagic):]); err == nil && unk.APIVersion == "v1" {
-			want.Group, want.Version = "", "v1"
-		}
+	bad := func(err error) error {
+		return apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: %v", err))
 	}
-	return decodeProtobuf(data, want, opts)
+	if !bytes.HasPrefix(data, protobufMagic) {
+		return apierrors.NewBadRequest("provided input did not contain the Kubernetes protobuf prefix")
+	}
+	var unk runtime.Unknown
+	if err := unk.Unmarshal(data[len(protobufMagic):]); err != nil {
+		return bad(err)
+	}
+	if unk.Kind != "" && unk.Kind != "DeleteOptions" {
+		return bad(fmt.Errorf("no kind %q is registered for version %q", unk.Kind, unk.APIVersion))
+	}
+	if err := opts.Unmarshal(unk.Raw); err != nil {
+		return bad(err)
+	}
+	return nil
 }
 
 func unsupportedMedia(ct string) error {

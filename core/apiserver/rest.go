@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -421,7 +422,13 @@ func (s *Server) deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(strings.TrimSpace(string(data))) > 0 {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == protobufMediaType && len(data) > 0 {
+		// client-go (and so the real kubectl) sends DeleteOptions as protobuf,
+		// tagged v1 or meta.k8s.io/v1.
+		if err := decodeProtobufDeleteOptions(data, opts); err != nil {
+			return nil, err
+		}
+	} else if len(strings.TrimSpace(string(data))) > 0 {
 		if err := json.Unmarshal(data, opts); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions in version \"v1\" cannot be handled as a DeleteOptions: %v", err))
 		}
