@@ -214,7 +214,7 @@ func (s *session) rootCommand() *cobra.Command {
 	add("basic", s.newCreateCommand(), s.newExplainCommand(), s.newGetCommand(), s.newDeleteCommand())
 	add("deploy", s.newRolloutCommand(), s.newScaleCommand())
 	add("cluster", s.newClusterInfoCommand(), s.newCordonCommand(true), s.newCordonCommand(false))
-	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newEventsCommand())
+	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newEventsCommand(), s.newSchedulingCommand())
 	add("advanced", s.newDiffCommand(), s.newApplyCommand(), s.newPatchCommand(), s.newWaitCommand())
 	add("settings", s.newLabelCommand(), s.newAnnotateCommand())
 	add("other", s.newAPIResourcesCommand(), s.newAPIVersionsCommand(), s.newVersionCommand())

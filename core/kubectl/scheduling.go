@@ -1,0 +1,290 @@
+package kubectl
+
+// kubectl scheduling explain: NOT an upstream kubectl command. It is
+// kubetab's, for learners: it reads the scheduler's decision record of a pod
+//
+//	GET /apis/scheduling.kubetab.dev/v1alpha1/namespaces/<ns>/schedulingdecisions/<pod>
+//
+// (a read-only resource the API server gets from the scheduler's memory; see
+// core/scheduler/apis/v1alpha1) and prints, for the pod's last attempt, what
+// every filter plugin said about every node and what every score plugin gave
+// the best nodes. With the real kubectl the same record is at
+// `kubectl get --raw <that path>`.
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
+)
+
+func (s *session) newSchedulingCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "scheduling",
+		Short: "(kubetab) Show why the scheduler placed a pod where it did",
+		Long: `Show the kube-scheduler's decisions (kubetab only; not an upstream kubectl command).
+
+The scheduler keeps the last few scheduling attempts of the pods it tried most
+recently, in memory, and the API server serves them read-only at
+/apis/scheduling.kubetab.dev/v1alpha1/namespaces/NAMESPACE/schedulingdecisions/POD.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(s.newSchedulingExplainCommand())
+	return cmd
+}
+
+func (s *session) newSchedulingExplainCommand() *cobra.Command {
+	var output string
+	var attempt int
+	cmd := &cobra.Command{
+		Use:   "explain POD",
+		Short: "(kubetab) Print each node's filter results and scores for a pod",
+		Long: `Print the scheduler's record of a pod's last scheduling attempt (kubetab only):
+every filter plugin's verdict on every node, in the order the filters ran
+(a node stops at the first filter that rejects it), each score plugin's
+score for the best nodes (raw, normalized to 0-100, times the plugin's
+weight), the node chosen, and what preemption did when no node fit.
+
+On a big cluster the record is bounded: rejected nodes are grouped by
+reason with up to 20 names per group, and only the 10 best-scored nodes
+are listed; the counts say what was left out.`,
+		Example: `  # Why is web-5d9c7b8f6-x2x8q Pending (or on node-2)?
+  kubectl scheduling explain web-5d9c7b8f6-x2x8q
+
+  # Every recorded attempt, or one of them
+  kubectl scheduling explain web-5d9c7b8f6-x2x8q --attempt=0
+  kubectl scheduling explain web-5d9c7b8f6-x2x8q --attempt=2
+
+  # The record as the API serves it
+  kubectl scheduling explain web-5d9c7b8f6-x2x8q -o yaml`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf(cmd, "exactly one POD is required")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutputFormat(output, "", "json", "yaml"); err != nil {
+				return err
+			}
+			name := strings.TrimPrefix(strings.TrimPrefix(args[0], "pods/"), "pod/")
+			path := "/apis/" + schedv1alpha1.SchemeGroupVersion.String() + "/namespaces/" + s.namespace + "/" + schedv1alpha1.Resource + "/" + name
+			if output != "" {
+				var obj map[string]any
+				if err := s.client.into(s.ctx, request{method: http.MethodGet, path: path}, &obj); err != nil {
+					return err
+				}
+				return printObject(s.out(), output, obj)
+			}
+			var d schedv1alpha1.SchedulingDecision
+			if err := s.client.into(s.ctx, request{method: http.MethodGet, path: path}, &d); err != nil {
+				return err
+			}
+			if len(d.Attempts) == 0 {
+				return fmt.Errorf("no scheduling attempts recorded for pod %s/%s", s.namespace, name)
+			}
+			attempts := d.Attempts[len(d.Attempts)-1:]
+			switch {
+			case attempt == 0:
+				attempts = d.Attempts
+			case attempt > 0:
+				attempts = nil
+				for _, a := range d.Attempts {
+					if a.Attempt == attempt {
+						attempts = append(attempts, a)
+					}
+				}
+				if len(attempts) == 0 {
+					var have []string
+					for _, a := range d.Attempts {
+						have = append(have, fmt.Sprint(a.Attempt))
+					}
+					return fmt.Errorf("attempt %d of pod %s/%s is not recorded (recorded: %s)", attempt, s.namespace, name, strings.Join(have, ", "))
+				}
+			}
+			last := d.Attempts[len(d.Attempts)-1].Attempt
+			for i, a := range attempts {
+				if i > 0 {
+					fmt.Fprintln(s.out())
+				}
+				printAttempt(s.out(), d.Namespace+"/"+d.Name, a, last)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: json or yaml (the SchedulingDecision object). Default: tables.")
+	cmd.Flags().IntVar(&attempt, "attempt", -1, "Which recorded attempt to print: its number, or 0 for all. Default: the last.")
+	return cmd
+}
+
+// printAttempt draws one attempt: a summary, the filter table (one row per
+// node, or per group of nodes with the same result) and the score table.
+func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt int) {
+	fmt.Fprintf(w, "Pod:       %s\n", pod)
+	fmt.Fprintf(w, "Attempt:   %d of %d, at %s\n", a.Attempt, lastAttempt, a.Time.UTC().Format("2006-01-02T15:04:05Z"))
+	switch a.Result {
+	case schedv1alpha1.ResultScheduled:
+		fmt.Fprintf(w, "Result:    Scheduled on %s\n", a.SelectedNode)
+	default:
+		fmt.Fprintf(w, "Result:    %s\n", a.Result)
+	}
+	if a.Message != "" {
+		fmt.Fprintf(w, "Message:   %s\n", a.Message)
+	}
+	fmt.Fprintf(w, "Nodes:     %d in the cluster, %d evaluated, %d feasible\n", a.Nodes.All, a.Nodes.Evaluated, a.Nodes.Feasible)
+	if a.Nodes.Evaluated < a.Nodes.All && a.PreFilter == nil {
+		fmt.Fprintf(w, "           (percentageOfNodesToScore: the search stopped once enough nodes fit)\n")
+	}
+	if p := a.PreFilter; p != nil {
+		fmt.Fprintf(w, "PreFilter: %s rejected the pod before any node was looked at: %s: %s\n", p.Plugin, p.Code, strings.Join(p.Reasons, ", "))
+	}
+
+	skippedF := map[string]bool{}
+	for _, n := range a.SkippedFilters {
+		skippedF[n] = true
+	}
+	if len(a.FilterPlugins) > 0 && a.PreFilter == nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Filters, in the order they run (a node stops at the first that says no):")
+		var list []string
+		for _, f := range a.FilterPlugins {
+			if skippedF[f] {
+				f += " (skipped: nothing to check for this pod)"
+			}
+			list = append(list, f)
+		}
+		for i, f := range list {
+			fmt.Fprintf(w, "  %d. %s\n", i+1, f)
+		}
+		fmt.Fprintln(w)
+		tw := newTabWriter(w)
+		fmt.Fprintln(tw, "NODE\tFILTERS PASSED\tREJECTED BY\tREASON")
+		for _, g := range a.Rejected {
+			passed := passedBefore(a.FilterPlugins, skippedF, g.Plugin)
+			reason := g.Code
+			if len(g.Reasons) > 0 {
+				reason += ": " + strings.Join(g.Reasons, ", ")
+			}
+			for _, n := range g.Nodes {
+				fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\n", n, passed, ranFilters(a.FilterPlugins, skippedF), g.Plugin, reason)
+			}
+			if more := g.Count - len(g.Nodes); more > 0 {
+				fmt.Fprintf(tw, "(%d more)\t%d/%d\t%s\t%s\n", more, passed, ranFilters(a.FilterPlugins, skippedF), g.Plugin, reason)
+			}
+		}
+		if a.RejectedOmitted > 0 {
+			fmt.Fprintf(tw, "(%d more)\t\t\trejected for other reasons (not recorded)\n", a.RejectedOmitted)
+		}
+		for _, f := range a.Feasible {
+			fmt.Fprintf(tw, "%s\tall\t\tfeasible\n", f.Name)
+		}
+		if a.FeasibleOmitted > 0 {
+			fmt.Fprintf(tw, "(%d more)\tall\t\tfeasible (not listed)\n", a.FeasibleOmitted)
+		}
+		tw.Flush()
+	}
+
+	if hasScores(a) {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Scores: normalized (0-100) × weight; the raw score in parentheses. Highest total wins.")
+		fmt.Fprintln(w)
+		var cols []schedv1alpha1.ScorePlugin
+		ran := map[string]bool{}
+		for _, f := range a.Feasible {
+			for _, s := range f.Scores {
+				ran[s.Plugin] = true
+			}
+		}
+		var skipped []string
+		for _, p := range a.ScorePlugins {
+			if ran[p.Name] {
+				cols = append(cols, p)
+			} else {
+				skipped = append(skipped, p.Name)
+			}
+		}
+		tw := newTabWriter(w)
+		header := []string{"NODE"}
+		for _, c := range cols {
+			header = append(header, fmt.Sprintf("%s ×%d", c.Name, c.Weight))
+		}
+		header = append(header, "TOTAL")
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		for _, f := range a.Feasible {
+			row := []string{f.Name}
+			if f.Name == a.SelectedNode {
+				row[0] += " *"
+			}
+			for _, c := range cols {
+				cell := "-"
+				for _, s := range f.Scores {
+					if s.Plugin == c.Name {
+						cell = fmt.Sprintf("%d (%d)", s.Weighted, s.Raw)
+					}
+				}
+				row = append(row, cell)
+			}
+			row = append(row, fmt.Sprint(f.Total))
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		tw.Flush()
+		if len(skipped) > 0 {
+			fmt.Fprintf(w, "Not scored (nothing to score for this pod): %s\n", strings.Join(skipped, ", "))
+		}
+		if a.SelectedNode != "" {
+			fmt.Fprintf(w, "* selected\n")
+		}
+	} else if a.Result == schedv1alpha1.ResultScheduled && len(a.Feasible) == 1 {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "Only %s passed the filters: nothing to rank, so no node was scored.\n", a.Feasible[0].Name)
+	}
+
+	if p := a.Preemption; p != nil {
+		fmt.Fprintln(w)
+		switch {
+		case p.NominatedNode != "":
+			fmt.Fprintf(w, "Preemption: nominated node %s; deleted %s to make room (the pod is retried once they are gone)\n", p.NominatedNode, strings.Join(p.Victims, ", "))
+		case p.Message != "":
+			fmt.Fprintf(w, "Preemption: %s\n", p.Message)
+		}
+	}
+}
+
+// ranFilters counts the filter plugins that were not skipped.
+func ranFilters(filters []string, skipped map[string]bool) int {
+	n := 0
+	for _, f := range filters {
+		if !skipped[f] {
+			n++
+		}
+	}
+	return n
+}
+
+// passedBefore counts the filters (not skipped) that ran before plugin.
+func passedBefore(filters []string, skipped map[string]bool, plugin string) int {
+	n := 0
+	for _, f := range filters {
+		if f == plugin {
+			break
+		}
+		if !skipped[f] {
+			n++
+		}
+	}
+	return n
+}
+
+func hasScores(a schedv1alpha1.Attempt) bool {
+	for _, f := range a.Feasible {
+		if len(f.Scores) > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,149 @@
+package kubectl
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetab/kubetab/core/apiserver"
+	"github.com/kubetab/kubetab/core/apiserver/registry"
+	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
+	"github.com/kubetab/kubetab/core/store"
+)
+
+// decisionCLI is kubectl against an API server whose decision provider
+// knows one pod's record.
+func decisionCLI(t *testing.T, d *schedv1alpha1.SchedulingDecision) *CLI {
+	t.Helper()
+	reg, err := registry.Default(registry.Config{Store: store.New(store.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := apiserver.New(apiserver.Config{Registry: reg, Decisions: apiserver.DecisionProviderFunc(
+		func(ns, name string) (*schedv1alpha1.SchedulingDecision, bool) {
+			if ns == d.Namespace && name == d.Name {
+				cp := *d
+				return &cp, true
+			}
+			return nil, false
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := New(Config{Transport: InProcessTransport(srv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cli
+}
+
+func runCLI(t *testing.T, cli *CLI, line string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := cli.Run(context.Background(), SplitWordsOrDie(t, line), IOStreams{Out: &out, ErrOut: &errOut})
+	return out.String(), errOut.String(), code
+}
+
+func SplitWordsOrDie(t *testing.T, line string) []string {
+	t.Helper()
+	w, err := SplitWords(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+var testDecision = &schedv1alpha1.SchedulingDecision{
+	ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+	Attempts: []schedv1alpha1.Attempt{
+		{
+			Attempt: 1, Time: metav1.NewTime(t0), Result: "Unschedulable",
+			Message:        "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod..",
+			Nodes:          schedv1alpha1.NodeCounts{All: 3, Evaluated: 3},
+			FilterPlugins:  []string{"NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"},
+			SkippedFilters: []string{"NodeAffinity"},
+			Rejected: []schedv1alpha1.RejectedNodes{
+				{PluginStatus: schedv1alpha1.PluginStatus{Plugin: "TaintToleration", Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) had untolerated taint {dedicated: gpu}"}}, Count: 1, Nodes: []string{"node-1"}},
+				{PluginStatus: schedv1alpha1.PluginStatus{Plugin: "NodeResourcesFit", Code: "Unschedulable", Reasons: []string{"Insufficient memory"}}, Count: 2, Nodes: []string{"node-2", "node-3"}},
+			},
+			Preemption: &schedv1alpha1.Preemption{Message: "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."},
+		},
+		{
+			Attempt: 2, Time: metav1.NewTime(t0.Add(10e9)), Result: "Scheduled", SelectedNode: "node-3",
+			Nodes:          schedv1alpha1.NodeCounts{All: 3, Evaluated: 3, Feasible: 2},
+			FilterPlugins:  []string{"NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"},
+			ScorePlugins:   []schedv1alpha1.ScorePlugin{{Name: "TaintToleration", Weight: 3}, {Name: "NodeAffinity", Weight: 2}, {Name: "NodeResourcesFit", Weight: 1}},
+			SkippedFilters: []string{"NodeAffinity"},
+			SkippedScores:  []string{"NodeAffinity"},
+			Rejected: []schedv1alpha1.RejectedNodes{
+				{PluginStatus: schedv1alpha1.PluginStatus{Plugin: "TaintToleration", Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) had untolerated taint {dedicated: gpu}"}}, Count: 1, Nodes: []string{"node-1"}},
+			},
+			Feasible: []schedv1alpha1.FeasibleNode{
+				{Name: "node-3", Total: 375, Scores: []schedv1alpha1.PluginScore{{Plugin: "TaintToleration", Raw: 0, Normalized: 100, Weighted: 300}, {Plugin: "NodeResourcesFit", Raw: 75, Normalized: 75, Weighted: 75}}},
+				{Name: "node-2", Total: 350, Scores: []schedv1alpha1.PluginScore{{Plugin: "TaintToleration", Raw: 0, Normalized: 100, Weighted: 300}, {Plugin: "NodeResourcesFit", Raw: 50, Normalized: 50, Weighted: 50}}},
+			},
+		},
+	},
+}
+
+func TestSchedulingExplain(t *testing.T) {
+	cli := decisionCLI(t, testDecision)
+	out, errOut, code := runCLI(t, cli, "scheduling explain web")
+	want := `Pod:       default/web
+Attempt:   2 of 2, at 2026-11-29T12:00:10Z
+Result:    Scheduled on node-3
+Nodes:     3 in the cluster, 3 evaluated, 2 feasible
+
+Filters, in the order they run (a node stops at the first that says no):
+  1. NodeUnschedulable
+  2. TaintToleration
+  3. NodeAffinity (skipped: nothing to check for this pod)
+  4. NodeResourcesFit
+
+NODE     FILTERS PASSED   REJECTED BY       REASON
+node-1   1/3              TaintToleration   UnschedulableAndUnresolvable: node(s) had untolerated taint {dedicated: gpu}
+node-3   all                                feasible
+node-2   all                                feasible
+
+Scores: normalized (0-100) × weight; the raw score in parentheses. Highest total wins.
+
+NODE       TaintToleration ×3   NodeResourcesFit ×1   TOTAL
+node-3 *   300 (0)              75 (75)               375
+node-2     300 (0)              50 (50)               350
+Not scored (nothing to score for this pod): NodeAffinity
+* selected
+`
+	if code != 0 || out != want {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errOut, out, want)
+	}
+
+	out, _, code = runCLI(t, cli, "scheduling explain pod/web --attempt=1")
+	for _, s := range []string{
+		"Result:    Unschedulable",
+		"Message:   0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient memory.",
+		"node-2   2/3              NodeResourcesFit   Unschedulable: Insufficient memory",
+		"Preemption: preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.",
+	} {
+		if code != 0 || !strings.Contains(out, s) {
+			t.Errorf("attempt 1: missing %q in:\n%s", s, out)
+		}
+	}
+	if out, _, _ := runCLI(t, cli, "scheduling explain web --attempt=0"); strings.Count(out, "Pod:       default/web") != 2 {
+		t.Errorf("--attempt=0 prints every attempt:\n%s", out)
+	}
+	out, _, code = runCLI(t, cli, "scheduling explain web -o json")
+	if code != 0 || !strings.Contains(out, `"kind": "SchedulingDecision"`) || !strings.Contains(out, `"apiVersion": "scheduling.kubetab.dev/v1alpha1"`) {
+		t.Errorf("-o json:\n%s", out)
+	}
+	_, errOut, code = runCLI(t, cli, "scheduling explain nobody")
+	if code != 1 || errOut != "Error from server (NotFound): schedulingdecisions.scheduling.kubetab.dev \"nobody\" not found\n" {
+		t.Errorf("unknown pod: %d %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, cli, "scheduling explain web --attempt=7")
+	if code != 1 || !strings.Contains(errOut, "attempt 7 of pod default/web is not recorded (recorded: 1, 2)") {
+		t.Errorf("missing attempt: %d %q", code, errOut)
+	}
+}
