@@ -352,7 +352,7 @@ func TestNotReadyCordonAndLabels(t *testing.T) {
 	h.Eventually("cordoned node-1 tainted, labelled", func() (bool, string) {
 		n := h.node("node-1")
 		return taints(n) == "node.kubernetes.io/unschedulable:NoSchedule" &&
-			n.Labels[nodelifecycle.LabelOSBeta] == "wasip1" && n.Labels[nodelifecycle.LabelArchBeta] == "wasm32",
+				n.Labels[nodelifecycle.LabelOSBeta] == "wasip1" && n.Labels[nodelifecycle.LabelArchBeta] == "wasm32",
 			fmt.Sprintf("taints %q labels %v", taints(n), n.Labels)
 	})
 	controllertest.Update(h.Env, func() (*corev1.Node, error) { return h.Client.Nodes().Get(h.Ctx, "", "node-1") },
@@ -401,7 +401,9 @@ func TestComputeZoneState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cond := func(s corev1.ConditionStatus) *corev1.NodeCondition { return &corev1.NodeCondition{Type: corev1.NodeReady, Status: s} }
+	cond := func(s corev1.ConditionStatus) *corev1.NodeCondition {
+		return &corev1.NodeCondition{Type: corev1.NodeReady, Status: s}
+	}
 	T, F, U := cond(corev1.ConditionTrue), cond(corev1.ConditionFalse), cond(corev1.ConditionUnknown)
 	for _, tc := range []struct {
 		name      string

@@ -29,7 +29,10 @@ func TestRateLimitedTimedQueue(t *testing.T) {
 		t.Fatalf("Try before the token: tried %v, next %v", tried, next.Sub(t0))
 	}
 	now = t0.Add(10 * time.Second)
-	q.Try(clk, func(v TimedValue) (bool, time.Duration) { tried = append(tried, v.Value); return false, 30 * time.Second })
+	q.Try(clk, func(v TimedValue) (bool, time.Duration) {
+		tried = append(tried, v.Value)
+		return false, 30 * time.Second
+	})
 	if len(tried) != 2 || tried[1] != "node-b" {
 		t.Fatalf("tried %v, want node-b second", tried)
 	}
