@@ -11,17 +11,17 @@
 // because its spec.finalizers holds "kubernetes". This controller sees it
 // and:
 //
-//	1. deletes every object of every namespaced resource in it, in the
-//	   background (pods gracefully: their kubelets stop them first);
-//	2. lists again; while something is left (a pod still terminating, an
-//	   object held by a finalizer), it writes why into the namespace's
-//	   conditions and looks again later:
-//	     NamespaceContentRemaining  True SomeResourcesRemain  "Some resources are remaining: pods. has 2 resource instances"
-//	     NamespaceFinalizersRemaining True SomeFinalizerRemain "Some finalizers are remaining: example.com/hold in 1 resource instances"
-//	     NamespaceDeletionContentFailure True ContentDeletionFailed "Failed to delete all resource types, 1 remaining: ..."
-//	3. once the namespace is empty, removes "kubernetes" from spec.finalizers
-//	   through the namespaces/{name}/finalize subresource; with no finalizer
-//	   left the API server deletes the namespace.
+//  1. deletes every object of every namespaced resource in it, in the
+//     background (pods gracefully: their kubelets stop them first);
+//  2. lists again; while something is left (a pod still terminating, an
+//     object held by a finalizer), it writes why into the namespace's
+//     conditions and looks again later:
+//     NamespaceContentRemaining  True SomeResourcesRemain  "Some resources are remaining: pods. has 2 resource instances"
+//     NamespaceFinalizersRemaining True SomeFinalizerRemain "Some finalizers are remaining: example.com/hold in 1 resource instances"
+//     NamespaceDeletionContentFailure True ContentDeletionFailed "Failed to delete all resource types, 1 remaining: ..."
+//  3. once the namespace is empty, removes "kubernetes" from spec.finalizers
+//     through the namespaces/{name}/finalize subresource; with no finalizer
+//     left the API server deletes the namespace.
 //
 // The controller does not watch the content: it looks again after half its
 // estimate of how long the rest takes (the longest terminationGracePeriod
