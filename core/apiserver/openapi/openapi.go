@@ -25,6 +25,7 @@
 package openapi
 
 import (
+	"bytes"
 	"crypto/sha512"
 	"encoding/json"
 	"fmt"
@@ -76,6 +77,11 @@ type documents struct {
 	groups map[string]*groupDoc
 	order  []string
 
+	// defJSON caches each definition's JSON: group version documents share
+	// most of their schemas (every one has ObjectMeta; apps/v1 has PodSpec).
+	defMu   sync.Mutex
+	defJSON map[string][]byte
+
 	v2once         sync.Once
 	v2json, v2pb   []byte
 	v2err          error
@@ -111,7 +117,7 @@ func (s *Spec) current() *documents {
 		return s.doc
 	}
 	g := newSchemaGen()
-	d := &documents{key: key, paths: map[string]*spec3.Path{}, groups: map[string]*groupDoc{}}
+	d := &documents{key: key, paths: map[string]*spec3.Path{}, groups: map[string]*groupDoc{}, defJSON: map[string][]byte{}}
 	type gvKey struct{ group, version string }
 	var gvs []gvKey
 	seen := map[gvKey]bool{}
@@ -215,25 +221,63 @@ func (d *documents) group(path string) (*groupDoc, error) {
 		paths := &spec3.Paths{Paths: map[string]*spec3.Path{}}
 		need := map[string]bool{}
 		for p, item := range d.paths {
-			if strings.HasPrefix(p, prefix) || p+"/" == prefix {
+			if strings.HasPrefix(p, prefix) {
 				paths.Paths[p] = item
 				collectRefsFromPath(item, d.defs, need)
 			}
 		}
-		schemas := make(map[string]*spec.Schema, len(need))
-		for name := range need {
-			schemas[name] = d.defs[name]
-		}
-		doc := &spec3.OpenAPI{
-			Version:    "3.0.0",
-			Info:       &spec.Info{InfoProps: spec.InfoProps{Title: "Kubernetes", Version: "unversioned"}},
-			Paths:      paths,
-			Components: &spec3.Components{Schemas: schemas},
-		}
-		gd.data, gd.err = json.Marshal(doc)
+		gd.data, gd.err = d.encodeV3(paths, need)
 		gd.hash = hashOf(gd.data)
 	})
 	return gd, gd.err
+}
+
+// encodeV3 writes a v3 document (what spec3.OpenAPI would marshal to), with
+// the schemas from the per-definition cache.
+func (d *documents) encodeV3(paths *spec3.Paths, need map[string]bool) ([]byte, error) {
+	names := make([]string, 0, len(need))
+	for name := range need {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	pathsJSON, err := paths.MarshalJSON() // directly: encoding/json would re-validate it
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"openapi":"3.0.0","info":{"title":"Kubernetes","version":"unversioned"},"paths":`)
+	b.Write(pathsJSON)
+	b.WriteString(`,"components":{"schemas":{`)
+	for i, name := range names {
+		def, err := d.definitionJSON(name)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, _ := json.Marshal(name)
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(def)
+	}
+	b.WriteString("}}}")
+	return b.Bytes(), nil
+}
+
+// definitionJSON returns the JSON of one definition, encoding it once.
+func (d *documents) definitionJSON(name string) ([]byte, error) {
+	d.defMu.Lock()
+	defer d.defMu.Unlock()
+	if data, ok := d.defJSON[name]; ok {
+		return data, nil
+	}
+	data, err := d.defs[name].MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	d.defJSON[name] = data
+	return data, nil
 }
 
 func hashOf(data []byte) string {
