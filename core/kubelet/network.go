@@ -1,0 +1,123 @@
+package kubelet
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetab/kubetab/core/kubelet/cri"
+)
+
+// This file is where a packet addressed to a pod ends up: the node's side of
+// the pod network. On a real node the kernel does this part: the bridge
+// (cni0) forwards a packet for 10.244.1.3 to the veth of the pod holding that
+// address, and the process in the pod that listens on the port accepts the
+// connection. kube-proxy (core/proxy) has already turned a Service address
+// into a pod address by then.
+//
+//	core/proxy: Service VIP ──DNAT──▶ 10.244.1.3:8080
+//	this node:  10.244.1.3 ──CNI──▶ pod web-x ──containerPort 8080──▶ container "web"
+//	                                              ──CRI──▶ an instance of its image (CGI)
+//
+// WASI preview1 has no sockets, so no guest listens: a container "listens"
+// on the ports it declares (spec.containers[].ports[].containerPort, TCP),
+// and the runtime serves each request with a new instance of the container's
+// image (cri.Runtime.HTTPHandler). Upstream, containerPort is informational
+// and an undeclared port still works if the process listens on it; here the
+// declaration is the only way to say which container serves a port.
+
+// Errors of PodHTTPHandler, as a connection to a pod's address fails.
+var (
+	// ErrNoPodAtAddress is an address no pod on this node holds: on a real
+	// node nobody answers the bridge's ARP request and the client sees
+	// "No route to host" (EHOSTUNREACH).
+	ErrNoPodAtAddress = errors.New("kubelet: no pod on this node has this address")
+	// ErrNotListening is a pod that holds the address but has no running
+	// container declaring the port: the pod's kernel answers with a TCP
+	// reset, "Connection refused" (ECONNREFUSED).
+	ErrNotListening = errors.New("kubelet: no running container of the pod listens on this port")
+)
+
+// PodHTTPHandler returns the HTTP server behind addr, a pod address on this
+// node and a TCP port: the running container of the pod that holds the
+// address whose spec declares containerPort addr.Port() (regular containers
+// first, then sidecars: init containers with restartPolicy Always). Each
+// request to it runs an instance of the container's image, CGI-style.
+//
+// It fails with ErrNoPodAtAddress when no pod on this node holds the address
+// (never assigned, or released when its pod finished or was deleted), and
+// with ErrNotListening when no container declares the port or that container
+// is not running (waiting for its image, crashed, in back-off). It works
+// while the kubelet itself is stopped: the containers and their network stay
+// up, as on a real node.
+func (kl *Kubelet) PodHTTPHandler(addr netip.AddrPort) (http.Handler, error) {
+	kl.mu.Lock()
+	n := kl.network
+	kl.mu.Unlock()
+	if n == nil {
+		return nil, fmt.Errorf("%w: %s (node %s has no pod network yet)", ErrNoPodAtAddress, addr.Addr(), kl.nodeName)
+	}
+	id, ok := n.Holder(addr.Addr())
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoPodAtAddress, addr.Addr())
+	}
+	uid := types.UID(id)
+	pod := kl.networkPod(uid)
+	if pod == nil {
+		return nil, fmt.Errorf("%w: %s port %d", ErrNotListening, addr.Addr(), addr.Port())
+	}
+	name, ok := listeningContainer(pod, int32(addr.Port()))
+	if !ok {
+		return nil, fmt.Errorf("%w: %s port %d (pod %s/%s declares no containerPort %d)",
+			ErrNotListening, addr.Addr(), addr.Port(), pod.Namespace, pod.Name, addr.Port())
+	}
+	running := cri.ContainerRunning
+	cs := kl.runtime.ListContainers(cri.ContainerFilter{
+		PodUID: id, State: &running, LabelSelector: map[string]string{labelContainerName: name},
+	})
+	if len(cs) == 0 {
+		return nil, fmt.Errorf("%w: %s port %d (container %q of pod %s/%s is not running)",
+			ErrNotListening, addr.Addr(), addr.Port(), name, pod.Namespace, pod.Name)
+	}
+	return kl.runtime.HTTPHandler(cs[len(cs)-1].ID), nil
+}
+
+// networkPod is the pod whose sandbox is uid: the kubelet's record of it, or
+// the informer's copy.
+func (kl *Kubelet) networkPod(uid types.UID) *corev1.Pod {
+	kl.mu.Lock()
+	rec := kl.pods[uid]
+	kl.mu.Unlock()
+	if rec != nil && rec.pod != nil {
+		return rec.pod
+	}
+	return kl.podByUID(uid)
+}
+
+// listeningContainer names the container of pod that declares TCP port.
+func listeningContainer(pod *corev1.Pod, port int32) (string, bool) {
+	declares := func(c *corev1.Container) bool {
+		for _, p := range c.Ports {
+			if p.ContainerPort == port && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range pod.Spec.Containers {
+		if declares(&pod.Spec.Containers[i]) {
+			return pod.Spec.Containers[i].Name, true
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways && declares(c) {
+			return c.Name, true
+		}
+	}
+	return "", false
+}
