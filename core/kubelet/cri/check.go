@@ -61,4 +61,3 @@ func CheckCommand(module []byte) error {
 	}
 	return nil
 }
-

@@ -449,15 +449,17 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	st := c.statusLocked()
 	c.mu.Unlock()
 
+	// The deadline's timer is set before StartContainer returns, so that a
+	// clock moved right after sees it.
+	stopDeadline := c.watchDeadline(runCtx)
 	r.emit(ContainerStartedEvent, st)
-	go r.run(runCtx, c)
+	go r.run(runCtx, c, stopDeadline)
 	return nil
 }
 
 // run is the container's goroutine: it runs the guest and records how it
 // ended.
-func (r *Runtime) run(ctx context.Context, c *container) {
-	stopDeadline := c.watchDeadline(ctx)
+func (r *Runtime) run(ctx context.Context, c *container, stopDeadline func()) {
 	code, reason, message := c.runGuest(ctx)
 	stopDeadline()
 
@@ -487,18 +489,26 @@ func (c *container) watchDeadline(ctx context.Context) (stop func()) {
 	if c.cfg.Deadline.IsZero() {
 		return func() {}
 	}
-	t := c.clock.NewTimer(c.cfg.Deadline.Sub(c.clock.Now()))
+	kill := func() {
+		c.mu.Lock()
+		if c.state == ContainerRunning && !c.killed {
+			c.deadline = true
+		}
+		c.mu.Unlock()
+		c.kill()
+	}
+	d := c.cfg.Deadline.Sub(c.clock.Now())
+	if d <= 0 {
+		kill()
+		return func() {}
+	}
+	t := c.clock.NewTimer(d)
 	done := make(chan struct{})
 	go func() {
 		defer t.Stop()
 		select {
 		case <-t.C():
-			c.mu.Lock()
-			if c.state == ContainerRunning && !c.killed {
-				c.deadline = true
-			}
-			c.mu.Unlock()
-			c.kill()
+			kill()
 		case <-done:
 		case <-ctx.Done():
 		}

@@ -14,6 +14,10 @@
 
 #include "../flags.h"
 
+// head keeps every block reachable: without it the compiler sees memory that
+// is never read and removes malloc and memset altogether.
+static char *volatile head;
+
 int main(int argc, char **argv) {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	long step = flag(argc, argv, "--step-ms", 100);
@@ -25,6 +29,8 @@ int main(int argc, char **argv) {
 			return 1;
 		}
 		memset(p, (int)mib, 1 << 20);
+		*(char **)p = head; // a list of the blocks
+		head = p;
 		printf("oom: allocated %ld MiB\n", mib);
 		if (step > 0) {
 			struct timespec ts = {step / 1000, (step % 1000) * 1000000};

@@ -1,0 +1,455 @@
+package cri_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/kubetab/kubetab/core/kubelet/cri"
+	"github.com/kubetab/kubetab/wasm/images"
+)
+
+// imagesAndTestdata serves the catalog's images and the testdata guests.
+type imagesAndTestdata struct {
+	catalog *images.Catalog
+	test    registry
+}
+
+func (s imagesAndTestdata) Fetch(ctx context.Context, ref string) (cri.Image, error) {
+	if img, err := s.catalog.Fetch(ctx, ref); err == nil {
+		return img, nil
+	}
+	return s.test.Fetch(ctx, ref)
+}
+
+func plainCache(t testing.TB) *cri.CompileCache {
+	cache := cri.NewCompileCache(cri.WithoutInstrumentation())
+	t.Cleanup(func() { cache.Close(context.Background()) })
+	return cache
+}
+
+// autoStep moves the fake clock a second ahead whenever a guest sleeps on
+// it, until the test ends, so that sleeping guests run at full speed. (Not
+// for tests with deadlines or timeouts on the clock: it would fire them.)
+func (n *node) autoStep(t testing.TB) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	t.Cleanup(func() { close(stop); <-done })
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if n.clk.HasWaiters() {
+				n.clk.Step(time.Second)
+			} else {
+				time.Sleep(200 * time.Microsecond)
+			}
+		}
+	}()
+}
+
+// logText is a container's log without timestamps.
+func (n *node) logText(t testing.TB, id string) string {
+	t.Helper()
+	lines, err := n.LogLines(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		fmt.Fprintf(&b, "%s %s\n", l.Stream, l.Text)
+	}
+	return b.String()
+}
+
+// TestImagesBothWays runs every catalog image (in a mode that ends) and the
+// testdata guests that end, instrumented and plain, and compares what they
+// printed and how they exited: the instrumentation must not change what a
+// guest does.
+func TestImagesBothWays(t *testing.T) {
+	configFS := fstest.MapFS{"color": {Data: []byte("blue\n")}, "size": {Data: []byte("XL")}}
+	tests := []cri.ContainerConfig{
+		{Image: "hello:1.0", Args: []string{"--ticks=2"}},
+		{Image: "hello:2.0", Args: []string{"--ticks=1", "--exit=4"}},
+		{Image: "web", Args: []string{"--unhealthy"}}, // no /data: exits 1
+		{Image: "crash", Args: []string{"--after=2", "--code=3"}},
+		{Image: "oom", Args: []string{"--max-mib=3", "--step-ms=0"}},
+		{Image: "cpu", Args: []string{"--work=2"}},
+		{Image: "sleep", Args: []string{"2"}},
+		{Image: "config", Args: []string{"--rounds=2", "--interval=1"}, Env: []cri.EnvVar{{Name: "COLOR", Value: "from env"}},
+			Mounts: []cri.Mount{{ContainerPath: "/etc/config", FS: configFS, ReadOnly: true}}},
+		{Image: "job", Args: []string{"3"}},
+		{Image: "job", Args: []string{"--from=1", "--fail"}},
+		{Image: "unreachable"},
+		{Image: "oob"},
+		{Image: "grow"},
+		{Image: "dataoob"},
+	}
+	src := imagesAndTestdata{images.New(), testRegistry(t)}
+	inst := newNode(t, nil, src)
+	plain := newNode(t, plainCache(t), src)
+	inst.autoStep(t)
+	plain.autoStep(t)
+	for _, cfg := range tests {
+		cfg.Name, cfg.PodName = "c", "pod-1"
+		t.Run(cfg.Image+" "+strings.Join(cfg.Args, " "), func(t *testing.T) {
+			var out [2]string
+			var st [2]cri.ContainerStatus
+			for i, n := range []*node{inst, plain} {
+				id := n.run(t, cfg)
+				st[i] = n.waitExited(t, id)
+				out[i] = n.logText(t, id)
+			}
+			if out[0] != out[1] || st[0].ExitCode != st[1].ExitCode || st[0].Reason != st[1].Reason || st[0].Message != st[1].Message {
+				t.Fatalf("instrumented: %d %s %q\n%s\nplain: %d %s %q\n%s",
+					st[0].ExitCode, st[0].Reason, st[0].Message, out[0], st[1].ExitCode, st[1].Reason, st[1].Message, out[1])
+			}
+			if out[0] == "" && st[0].Message == "" && cfg.Image != "grow" {
+				t.Fatal("the guest said nothing: the comparison proves nothing")
+			}
+		})
+	}
+}
+
+// TestOOMKilled is the issue's acceptance test: `oom` under a 16Mi limit ends
+// OOMKilled with 137. A plain module sees malloc fail instead.
+func TestOOMKilled(t *testing.T) {
+	cfg := cri.ContainerConfig{Name: "c", Image: "oom", Args: []string{"--step-ms=0"}, MemoryLimitBytes: 16 << 20}
+	n := newNode(t, nil, nil)
+	id := n.run(t, cfg)
+	st := n.waitExited(t, id)
+	log := n.logText(t, id)
+	if st.ExitCode != 137 || st.Reason != cri.ReasonOOMKilled || !strings.Contains(st.Message, "memory limit 16777216 bytes reached") {
+		t.Fatalf("exit %d %s %q, want 137 OOMKilled", st.ExitCode, st.Reason, st.Message)
+	}
+	if !strings.Contains(log, "oom: allocated 14 MiB") || strings.Contains(log, "malloc failed") {
+		t.Fatalf("log:\n%s", log)
+	}
+
+	p := newNode(t, plainCache(t), nil)
+	id = p.run(t, cfg)
+	st = p.waitExited(t, id)
+	if st.ExitCode != 1 || !strings.Contains(p.logText(t, id), "oom: malloc failed after") {
+		t.Fatalf("plain: exit %d, log:\n%s", st.ExitCode, p.logText(t, id))
+	}
+}
+
+// TestStopLoopingGuests stops guests that never sleep nor call the host, on
+// every platform (on js/wasm only the instrumentation can do it).
+func TestStopLoopingGuests(t *testing.T) {
+	n := newNode(t, nil, imagesAndTestdata{images.New(), testRegistry(t)})
+	for _, cfg := range []cri.ContainerConfig{
+		{Name: "c", Image: "cpu"},
+		{Name: "c", Image: "loop"},
+		{Name: "c", Image: "cpu", CPULimitMillicores: 100}, // stopped while throttled, too
+	} {
+		id := n.run(t, cfg)
+		time.Sleep(20 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := n.StopContainer(ctx, id, 0); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if st, _ := n.ContainerStatus(id); st.State != cri.ContainerExited || st.ExitCode != 137 || st.Reason != cri.ReasonError {
+			t.Fatalf("%s after stop: %v %d %s", cfg.Image, st.State, st.ExitCode, st.Reason)
+		}
+	}
+}
+
+// TestCPULimit runs `cpu` flat out with a 200m limit and without one, and
+// reads the runtime's own accounting: the limited guest uses about a fifth
+// of a core. (The throttle's arithmetic is tested exactly, against fake
+// time, in TestThrottle.)
+func TestCPULimit(t *testing.T) {
+	n := newNode(t, nil, nil)
+	usage := func(milli int64) (cores float64, throttled uint64) {
+		id := n.run(t, cri.ContainerConfig{Name: "c", Image: "cpu", CPULimitMillicores: milli})
+		defer n.StopContainer(context.Background(), id, 0)
+		time.Sleep(150 * time.Millisecond) // past the first burst of one period's quota
+		if _, err := n.ContainerStats(id); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		s, err := n.ContainerStats(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.WorkingSetBytes == 0 || s.UsageCoreNanoSeconds == 0 {
+			t.Fatalf("stats %+v", s)
+		}
+		return float64(s.UsageNanoCores) / 1e9, s.ThrottledNanoSeconds
+	}
+	limited, throttled := usage(200)
+	free, freeThrottled := usage(0)
+	t.Logf("200m: %.3f cores (throttled %v); no limit: %.3f cores", limited, time.Duration(throttled), free)
+	if limited < 0.12 || limited > 0.3 || throttled == 0 {
+		t.Errorf("with a 200m limit the guest used %.3f cores, throttled %v; want about 0.2", limited, time.Duration(throttled))
+	}
+	if free < 0.5 || freeThrottled != 0 {
+		t.Errorf("without a limit the guest used %.3f cores, throttled %v", free, time.Duration(freeThrottled))
+	}
+}
+
+// TestDeadline kills a sleeping and a busy guest at their Deadline.
+func TestDeadline(t *testing.T) {
+	for _, image := range []string{"sleep", "cpu"} {
+		t.Run(image, func(t *testing.T) {
+			n := newNode(t, nil, nil)
+			id := n.run(t, cri.ContainerConfig{Name: "c", Image: image, Deadline: t0.Add(30 * time.Second)})
+			n.waitEvent(t, id) // Created
+			n.waitEvent(t, id) // Started
+			n.clk.Step(29 * time.Second)
+			if st, _ := n.ContainerStatus(id); st.State != cri.ContainerRunning {
+				t.Fatalf("before its deadline: %v", st.State)
+			}
+			n.clk.Step(time.Second)
+			st := n.waitExited(t, id)
+			if st.ExitCode != 137 || st.Reason != cri.ReasonError || st.Message != cri.DeadlineExceededMessage {
+				t.Fatalf("exit %d %s %q", st.ExitCode, st.Reason, st.Message)
+			}
+		})
+	}
+}
+
+func TestExecSync(t *testing.T) {
+	ctx := context.Background()
+	n := newNode(t, nil, nil)
+	id := n.run(t, cri.ContainerConfig{Name: "c", Image: "hello", PodName: "pod-1", Env: []cri.EnvVar{{Name: "A", Value: "1"}}})
+	n.waitForLog(t, id, "Hello from pod-1")
+
+	out, errOut, code, err := n.ExecSync(ctx, id, []string{"hello", "--ticks=0", "--exit=3"}, 0)
+	if err != nil || code != 3 || !strings.Contains(string(out), "Hello from pod-1! (hello:1.0) args: --ticks=0 --exit=3") || len(errOut) != 0 {
+		t.Fatalf("exec = %q %q %d %v", out, errOut, code, err)
+	}
+	// The exec's output is not the container's log.
+	if strings.Contains(n.logText(t, id), "--exit=3") {
+		t.Fatal("exec output went to the container's log")
+	}
+
+	// A timeout on the clock.
+	type result struct {
+		code int32
+		err  error
+	}
+	res := make(chan result, 1)
+	go func() {
+		_, _, code, err := n.ExecSync(ctx, id, []string{"hello", "--ticks=100"}, 5*time.Second)
+		res <- result{code, err}
+	}()
+	var r result
+	for steps := 0; ; steps++ {
+		select {
+		case r = <-res:
+		default:
+			if steps > 100 {
+				t.Fatal("the exec did not time out")
+			}
+			n.sleepStep(t, time.Second)
+			continue
+		}
+		break
+	}
+	if !errors.Is(r.err, cri.ErrExecTimeout) || r.code != 137 {
+		t.Fatalf("exec past its timeout = %d %v, want 137 ErrExecTimeout", r.code, r.err)
+	}
+
+	if _, _, _, err := n.ExecSync(ctx, id, nil, 0); !errors.Is(err, cri.ErrInvalidConfig) {
+		t.Fatalf("empty command: %v", err)
+	}
+	if err := n.StopContainer(ctx, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := n.ExecSync(ctx, id, []string{"hello"}, 0); !errors.Is(err, cri.ErrContainerNotRunning) {
+		t.Fatalf("exec into a stopped container: %v", err)
+	}
+	if _, _, _, err := n.ExecSync(ctx, "nope", []string{"hello"}, 0); !errors.Is(err, cri.ErrContainerNotFound) {
+		t.Fatalf("exec into an unknown container: %v", err)
+	}
+}
+
+// TestExecEndsWithContainer stops a container while an exec in it loops.
+func TestExecEndsWithContainer(t *testing.T) {
+	n := newNode(t, nil, nil)
+	id := n.run(t, cri.ContainerConfig{Name: "c", Image: "cpu"})
+	res := make(chan int32, 1)
+	go func() {
+		_, _, code, _ := n.ExecSync(context.Background(), id, []string{"cpu"}, 0)
+		res <- code
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := n.StopContainer(context.Background(), id, 0); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-res; code != 137 {
+		t.Fatalf("exec exit %d, want 137", code)
+	}
+}
+
+// TestWebImage serves HTTP through the web image, CGI-style, with an
+// emptyDir-like host directory at /data.
+func TestWebImage(t *testing.T) {
+	if runtime.GOOS == "js" {
+		t.Skip("a HostPath mount needs a host file system; under Node wazero has none (see the package doc)")
+	}
+	n := newNode(t, nil, nil)
+	id := n.run(t, cri.ContainerConfig{Name: "web", Image: "web", PodName: "web-1",
+		Env:    []cri.EnvVar{{Name: "POD_IP", Value: "10.244.1.5"}},
+		Mounts: []cri.Mount{{ContainerPath: "/data", HostPath: t.TempDir()}}})
+	n.waitForLog(t, id, "web: web-1 (10.244.1.5) ready")
+	h := n.HTTPHandler(id)
+	get := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://web.default.svc.cluster.local"+path, nil))
+		b, _ := io.ReadAll(rec.Result().Body)
+		return rec.Code, string(b)
+	}
+	for i := 1; i <= 3; i++ {
+		code, body := get("/")
+		want := fmt.Sprintf("web: hello from web-1 (10.244.1.5)\nrequests served by this pod: %d\nGET /\n", i)
+		if code != 200 || body != want {
+			t.Fatalf("GET / = %d %q, want 200 %q", code, body, want)
+		}
+	}
+	steps := []struct{ path, exec string }{{path: "/healthz"}, {path: "/fail"}, {path: "/healthz"}, {path: "/heal"}, {path: "/healthz"}, {exec: "--unhealthy"}, {path: "/healthz"}, {path: "/nope"}}
+	var got []string
+	for _, s := range steps {
+		if s.exec != "" {
+			_, _, code, err := n.ExecSync(context.Background(), id, []string{"web", s.exec}, 0)
+			got = append(got, fmt.Sprintf("exec %s: %d %v", s.exec, code, err))
+			continue
+		}
+		code, body := get(s.path)
+		got = append(got, fmt.Sprintf("%s: %d %s", s.path, code, strings.TrimSpace(body)))
+	}
+	want := []string{
+		"/healthz: 200 ok", "/fail: 200 web: /healthz will fail", "/healthz: 500 unhealthy",
+		"/heal: 200 web: /healthz will pass", "/healthz: 200 ok", "exec --unhealthy: 0 <nil>",
+		"/healthz: 500 unhealthy", "/nope: 404 web: no page /nope",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Without a volume the guest cannot count, and says so.
+	id2 := n.run(t, cri.ContainerConfig{Name: "web", Image: "web", PodName: "web-2"})
+	if code, body := func() (int, string) {
+		rec := httptest.NewRecorder()
+		n.HTTPHandler(id2).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		return rec.Code, rec.Body.String()
+	}(); code != 200 || !strings.Contains(body, "not counted (no volume at /data") {
+		t.Fatalf("GET / without /data = %d %q", code, body)
+	}
+	if err := n.StopContainer(context.Background(), id2, 0); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	n.HTTPHandler(id2).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("GET to a stopped container = %d, want 503", rec.Code)
+	}
+}
+
+// TestConfigFollowsUpdates reads a mounted fs.FS that changes, as a
+// configMap volume does when the kubelet updates it.
+func TestConfigFollowsUpdates(t *testing.T) {
+	n := newNode(t, nil, nil)
+	fsys := fstest.MapFS{"color": {Data: []byte("blue")}}
+	id := n.run(t, cri.ContainerConfig{Name: "c", Image: "config", WorkingDir: "/srv",
+		Mounts: []cri.Mount{{ContainerPath: "/etc/config", FS: fsys, ReadOnly: true}}})
+	n.waitForLog(t, id, "file /etc/config/color: blue")
+	if !strings.Contains(n.logText(t, id), "env PWD=/srv") {
+		t.Fatalf("no PWD in:\n%s", n.logText(t, id))
+	}
+	// MapFS is read without a lock; change it while the guest sleeps.
+	for !n.clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	fsys["color"] = &fstest.MapFile{Data: []byte("green")}
+	n.clk.Step(5 * time.Second)
+	n.waitForLog(t, id, "config: round 2 (changed)\n")
+	n.waitForLog(t, id, "file /etc/config/color: green")
+}
+
+func TestMountValidation(t *testing.T) {
+	n := newNode(t, nil, nil)
+	if _, err := n.PullImage(context.Background(), "config"); err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{}
+	for _, m := range [][]cri.Mount{
+		{{ContainerPath: "etc", FS: fsys, ReadOnly: true}},
+		{{ContainerPath: "/", FS: fsys, ReadOnly: true}},
+		{{ContainerPath: "/a/../b", FS: fsys, ReadOnly: true}},
+		{{ContainerPath: "/a", FS: fsys}},
+		{{ContainerPath: "/a"}},
+		{{ContainerPath: "/a", FS: fsys, HostPath: "/tmp", ReadOnly: true}},
+		{{ContainerPath: "/a", FS: fsys, ReadOnly: true}, {ContainerPath: "/a", HostPath: "/tmp"}},
+	} {
+		if _, err := n.CreateContainer(context.Background(), cri.ContainerConfig{Name: "c", Image: "config", Mounts: m}); !errors.Is(err, cri.ErrInvalidConfig) {
+			t.Errorf("mounts %+v: %v, want ErrInvalidConfig", m, err)
+		}
+	}
+	for _, cfg := range []cri.ContainerConfig{
+		{Name: "c", Image: "config", CPULimitMillicores: -1},
+		{Name: "c", Image: "config", WorkingDir: "srv"},
+	} {
+		if _, err := n.CreateContainer(context.Background(), cfg); !errors.Is(err, cri.ErrInvalidConfig) {
+			t.Errorf("%+v: %v, want ErrInvalidConfig", cfg, err)
+		}
+	}
+}
+
+// TestTickerWhileBusy is the issue's acceptance test for the tab: while a
+// `cpu` guest runs flat out, a goroutine's ticker keeps ticking (at least 9
+// of 10 ticks in every second), and stopping the container ends the guest
+// promptly. It matters under GOOS=js (run it with Node), where nothing
+// preempts the guest; natively it holds trivially.
+func TestTickerWhileBusy(t *testing.T) {
+	const seconds = 3
+	n := newNode(t, nil, nil)
+	id := n.run(t, cri.ContainerConfig{Name: "c", Image: "cpu"})
+	time.Sleep(50 * time.Millisecond) // the guest is in its loop
+
+	ticker := time.NewTicker(100 * time.Millisecond)
+	defer ticker.Stop()
+	start := time.Now()
+	perSecond := make([]int, seconds)
+	for range seconds * 10 {
+		<-ticker.C
+		if s := int(time.Since(start) / time.Second); s < seconds {
+			perSecond[s]++
+		}
+	}
+	// The guest did run meanwhile.
+	s, _ := n.ContainerStats(id)
+	busy := float64(s.UsageCoreNanoSeconds) / float64(time.Since(start))
+	stopAt := time.Now()
+	if err := n.StopContainer(context.Background(), id, 0); err != nil {
+		t.Fatal(err)
+	}
+	killLatency := time.Since(stopAt)
+	t.Logf("ticks per second %v (want >= 9 each), guest busy %.0f%% of the time, stop took %v", perSecond, busy*100, killLatency)
+	for i, c := range perSecond {
+		if c < 9 {
+			t.Errorf("second %d: %d ticks, want at least 9", i, c)
+		}
+	}
+	if busy < 0.5 {
+		t.Errorf("the guest ran only %.0f%% of the time: the test proves nothing", busy*100)
+	}
+	if st, _ := n.ContainerStatus(id); st.ExitCode != 137 {
+		t.Fatalf("after stop: %+v", st)
+	}
+}
