@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetab/kubetab/core/store"
@@ -192,17 +191,21 @@ func (reg *Registry) claimIP(svc *corev1.Service, ip string, dryRun bool) error 
 		}
 		return nil
 	}
-	addr := &networkingv1.IPAddress{
-		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "IPAddress"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: ip, CreationTimestamp: metav1.NewTime(reg.clock.Now().Truncate(1e9)),
-			Labels: map[string]string{
-				networkingv1.LabelIPAddressFamily: string(corev1.IPv4Protocol),
-				networkingv1.LabelManagedBy:       ipAllocatorManager,
+	// The object is written as JSON directly: linking all of
+	// k8s.io/api/networking/v1 (Ingress, NetworkPolicy ...) into the wasm
+	// for one small kind costs ~50 KB gzip. Its shape is networking/v1
+	// IPAddress; serving the ipaddresses resource would import the type.
+	addr := map[string]any{
+		"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress",
+		"metadata": map[string]any{
+			"name": ip, "creationTimestamp": metav1.NewTime(reg.clock.Now().Truncate(1e9)),
+			"labels": map[string]string{
+				"ipaddress.kubernetes.io/ip-family":  string(corev1.IPv4Protocol),
+				"ipaddress.kubernetes.io/managed-by": ipAllocatorManager,
 			},
 		},
-		Spec: networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{
-			Group: "", Resource: "services", Namespace: svc.Namespace, Name: svc.Name,
+		"spec": map[string]any{"parentRef": map[string]string{
+			"group": "", "resource": "services", "namespace": svc.Namespace, "name": svc.Name,
 		}},
 	}
 	data, err := json.Marshal(addr)

@@ -5,6 +5,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"math/big"
 	"net/netip"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -193,8 +194,18 @@ func TestServiceClusterIPAllocation(t *testing.T) {
 	if ipKeys(reg) != 21 {
 		t.Errorf("%d IPAddress objects, want 21", ipKeys(reg))
 	}
-	// An asked-for IP; deleting the Service frees it for another.
+	// An asked-for IP; deleting the Service frees it for another. The
+	// IPAddress object names its Service.
 	mustCreate(t, reg, service("fixed", func(s *corev1.Service) { s.Spec.ClusterIP = "10.96.0.10" }))
+	kv, err := reg.KV().Get(ipAddressKey("10.96.0.10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"kind":"IPAddress"`, `"name":"10.96.0.10"`, `"parentRef":{"group":"","name":"fixed","namespace":"default","resource":"services"}`, `"ipaddress.kubernetes.io/managed-by":"ipallocator.k8s.io"`} {
+		if !strings.Contains(string(kv.Value), want) {
+			t.Errorf("IPAddress %s lacks %s", kv.Value, want)
+		}
+	}
 	if _, err := create(t, reg, service("again", func(s *corev1.Service) { s.Spec.ClusterIP = "10.96.0.10" })); err == nil {
 		t.Fatal("a second Service got 10.96.0.10")
 	}
@@ -210,11 +221,12 @@ func TestServiceClusterIPAllocation(t *testing.T) {
 	}
 	// A create that fails after allocating (the name exists) leaks nothing;
 	// a dry run allocates nothing.
+	var dry runtime.Object
 	n := ipKeys(reg)
 	if _, err := create(t, reg, service("again")); err == nil {
 		t.Fatal("created a duplicate")
 	}
-	dry, err := storeOf(t, reg, "", "services").Create(context.Background(), "default", service("dry"), CreateOptions{DryRun: true})
+	dry, err = storeOf(t, reg, "", "services").Create(context.Background(), "default", service("dry"), CreateOptions{DryRun: true})
 	if err != nil || dry.(*corev1.Service).Spec.ClusterIP == "" {
 		t.Fatalf("dry run: %v %+v", err, dry)
 	}
