@@ -108,9 +108,13 @@ func TestServiceAccountAdmission(t *testing.T) {
 	if p.Spec.ServiceAccountName != "quiet" {
 		t.Errorf("serviceAccount: quiet gave serviceAccountName %q", p.Spec.ServiceAccountName)
 	}
-	// A new namespace gets its default account.
+	// A new namespace gets its default account and the CA bundle the token
+	// volume projects.
 	mustCreate(t, reg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}})
 	get(t, reg, &corev1.ServiceAccount{}, "team-a", "default")
+	if cm := get(t, reg, &corev1.ConfigMap{}, "team-a", RootCAConfigMapName); cm.Data == nil {
+		t.Errorf("kube-root-ca.crt %+v", cm)
+	}
 	mustCreate(t, reg, pod("web", func(p *corev1.Pod) { p.Namespace = "team-a" }))
 	// Without it, pods are refused.
 	if err := del(t, reg, &corev1.ServiceAccount{}, "team-a", "default"); err != nil {

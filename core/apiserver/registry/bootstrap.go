@@ -17,7 +17,8 @@ import (
 // itself in post-start hooks (pkg/controlplane/controller/...):
 //
 //	namespaces       default, kube-system, kube-public, kube-node-lease
-//	                 (each gets its "default" ServiceAccount)
+//	                 (each gets its "default" ServiceAccount and its
+//	                 kube-root-ca.crt ConfigMap)
 //	priorityclasses  system-node-critical, system-cluster-critical
 //	services         default/kubernetes: the API server at the first IP of
 //	                 the service CIDR (10.96.0.1:443), with its Endpoints and
@@ -58,6 +59,9 @@ func (r *Registry) Bootstrap(ctx context.Context, cfg BootstrapConfig) error {
 		// A namespace restored from a snapshot taken before its account was.
 		if err := r.ensureDefaultServiceAccount(ctx, ns); err != nil {
 			return fmt.Errorf("registry: bootstrap serviceaccount %s/default: %w", ns, err)
+		}
+		if err := r.ensureRootCAConfigMap(ctx, ns); err != nil {
+			return fmt.Errorf("registry: bootstrap configmap %s/%s: %w", ns, RootCAConfigMapName, err)
 		}
 	}
 	if err := r.BootstrapPriorityClasses(ctx); err != nil {

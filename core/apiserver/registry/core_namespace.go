@@ -112,12 +112,15 @@ func (namespaceStrategy) Finalized(obj runtime.Object) bool {
 
 // BeginCreate implements CreateHook: once a namespace is stored, it gets its
 // "default" ServiceAccount, which the ServiceAccount admission plugin needs
-// before any pod can be created there.
+// before any pod can be created there, and the kube-root-ca.crt ConfigMap
+// that every pod's kube-api-access volume projects.
 //
-// Upstream this is the serviceaccounts-controller in kube-controller-manager
-// (pkg/controller/serviceaccount/serviceaccounts_controller.go), which also
-// recreates the account if it is deleted. kubetab takes the shortcut of doing
-// it here, in the same request, until that controller exists.
+// Upstream these are two controllers of kube-controller-manager, the
+// serviceaccounts-controller (pkg/controller/serviceaccount) and the
+// root-ca-cert-publisher (pkg/controller/certificates/rootcacertpublisher),
+// which also recreate the objects if they are deleted. kubetab takes the
+// shortcut of creating them here, in the same request, until those
+// controllers exist.
 func (namespaceStrategy) BeginCreate(ctx context.Context, reg *Registry, obj runtime.Object, dryRun bool) (FinishFunc, error) {
 	name := obj.(*corev1.Namespace).Name
 	return func(ctx context.Context, ok bool) {
@@ -125,7 +128,32 @@ func (namespaceStrategy) BeginCreate(ctx context.Context, reg *Registry, obj run
 			return
 		}
 		_ = reg.ensureDefaultServiceAccount(ctx, name)
+		_ = reg.ensureRootCAConfigMap(ctx, name)
 	}, nil
+}
+
+// RootCAConfigMapName is the ConfigMap in every namespace that holds the
+// CA bundle of the API server.
+const RootCAConfigMapName = "kube-root-ca.crt"
+
+// ensureRootCAConfigMap creates a namespace's kube-root-ca.crt unless it
+// exists.
+func (r *Registry) ensureRootCAConfigMap(ctx context.Context, namespace string) error {
+	cms, ok := r.Lookup(corev1.SchemeGroupVersion.WithResource("configmaps").GroupResource())
+	if !ok {
+		return nil
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: RootCAConfigMapName, Namespace: namespace, Annotations: map[string]string{
+			"kubernetes.io/description": "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.",
+		}},
+		Data: map[string]string{"ca.crt": r.rootCA},
+	}
+	_, err := cms.Create(ctx, namespace, cm, CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
 }
 
 // ensureDefaultServiceAccount creates the "default" ServiceAccount of a

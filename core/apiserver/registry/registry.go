@@ -215,6 +215,10 @@ type Config struct {
 	NodePortRange string
 	// Metrics serves metrics.k8s.io; nil serves no metrics (see metrics.go).
 	Metrics MetricsProvider
+	// RootCA is the PEM bundle published as the kube-root-ca.crt ConfigMap
+	// of every namespace (its ca.crt key). kubetab serves plain HTTP and has
+	// no CA, so it is empty unless a host sets one.
+	RootCA string
 }
 
 // Registry is the set of served resources over one store.
@@ -225,6 +229,7 @@ type Registry struct {
 	serviceIPs *ipRange   // Config.ServiceCIDR
 	nodePorts  *portRange // Config.NodePortRange
 	metrics    MetricsProvider
+	rootCA     string
 
 	mu        sync.RWMutex // guards the maps and the admission lists
 	byName    map[schema.GroupResource]*Store
@@ -262,6 +267,7 @@ func New(cfg Config) (*Registry, error) {
 		serviceIPs: ips,
 		nodePorts:  ports,
 		metrics:    cfg.Metrics,
+		rootCA:     cfg.RootCA,
 		byName:     map[schema.GroupResource]*Store{},
 		byKind:     map[schema.GroupVersionKind]*Store{},
 	}, nil
