@@ -23,8 +23,9 @@ import (
 func TestPriorityAdmission(t *testing.T) {
 	reg := newRegistry(t)
 	p := mustCreate(t, reg, pod("plain"))
-	if p.Spec.Priority == nil || *p.Spec.Priority != 0 || p.Spec.PriorityClassName != "" {
-		t.Errorf("no class, no default: priority %v class %q", p.Spec.Priority, p.Spec.PriorityClassName)
+	if p.Spec.Priority == nil || *p.Spec.Priority != 0 || p.Spec.PriorityClassName != "" ||
+		p.Spec.PreemptionPolicy == nil || *p.Spec.PreemptionPolicy != corev1.PreemptLowerPriority {
+		t.Errorf("no class, no default: priority %v class %q policy %v", p.Spec.Priority, p.Spec.PriorityClassName, p.Spec.PreemptionPolicy)
 	}
 	never := corev1.PreemptNever
 	mustCreate(t, reg, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "batch"}, Value: 100, PreemptionPolicy: &never})

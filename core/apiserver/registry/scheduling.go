@@ -174,6 +174,10 @@ func (r *Registry) admitPodPriority(ctx context.Context, op Operation, res *Reso
 		}
 		if def != nil {
 			pod.Spec.PriorityClassName, priority, policy = def.Name, def.Value, def.PreemptionPolicy
+		} else {
+			// No default class: priority 0, and preemption as usual.
+			lower := corev1.PreemptLowerPriority
+			policy = &lower
 		}
 	} else {
 		pcs, ok := r.priorityClasses()
