@@ -2,7 +2,10 @@ package cri_test
 
 import (
 	"context"
+	"io"
+	"runtime"
 	"testing"
+	"time"
 
 	"k8s.io/utils/clock"
 
@@ -117,3 +120,123 @@ func BenchmarkStartToFirstLogLine(b *testing.B) {
 type firstWrite struct{ cancel context.CancelFunc }
 
 func (f firstWrite) Write(p []byte) (int, error) { f.cancel(); return len(p), nil }
+
+// modes are the two ways a CompileCache can run guests.
+var modes = []struct {
+	name string
+	opts []cri.CacheOption
+}{
+	{"instrumented", nil},
+	{"plain", []cri.CacheOption{cri.WithoutInstrumentation()}},
+}
+
+// BenchmarkGuestSpeed runs `cpu --work=N` (N thousand iterations of a loop
+// that calls nothing) to its exit, instrumented and plain: the cost of the
+// budget checks on the tightest loop there is. Reports million iterations
+// per second.
+func BenchmarkGuestSpeed(b *testing.B) {
+	const work = 5 // million iterations
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			ctx := context.Background()
+			cache := cri.NewCompileCache(m.opts...)
+			defer cache.Close(ctx)
+			rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: clock.RealClock{}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := rt.PullImage(ctx, "cpu"); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				id, err := rt.CreateContainer(ctx, cri.ContainerConfig{Name: "c", Image: "cpu", Args: []string{"--work=5000"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := rt.StartContainer(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+				if err := rt.ReadLogs(ctx, id, cri.LogOptions{Follow: true, TailLines: -1}, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+				if st, _ := rt.ContainerStatus(id); st.ExitCode != 0 {
+					b.Fatalf("exit %d %s", st.ExitCode, st.Message)
+				}
+				b.StopTimer()
+				_ = rt.RemoveContainer(ctx, id)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(work*b.N)/b.Elapsed().Seconds(), "Miter/s")
+		})
+	}
+}
+
+// BenchmarkCompile measures the first pull of an image in a process
+// (validation, instrumentation and compilation), instrumented and plain,
+// for the smallest and the largest catalog images.
+func BenchmarkCompile(b *testing.B) {
+	ctx := context.Background()
+	for _, image := range []string{"cpu:1.0", "web:1.0"} {
+		for _, m := range modes {
+			b.Run(image+"/"+m.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					cache := cri.NewCompileCache(m.opts...)
+					rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: clock.RealClock{}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					if _, err := rt.PullImage(ctx, image); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					cache.Close(ctx)
+					b.StartTimer()
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkKillLatency measures StopContainer on a guest spinning in a loop
+// that calls nothing (`cpu`), from the call to the container's exit.
+func BenchmarkKillLatency(b *testing.B) {
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			if m.opts != nil && runtime.GOOS == "js" {
+				b.Skip("on js/wasm a plain guest in a loop cannot be stopped")
+			}
+			ctx := context.Background()
+			cache := cri.NewCompileCache(m.opts...)
+			defer cache.Close(ctx)
+			rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: clock.RealClock{}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := rt.PullImage(ctx, "cpu"); err != nil {
+				b.Fatal(err)
+			}
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				id, err := rt.CreateContainer(ctx, cri.ContainerConfig{Name: "c", Image: "cpu"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := rt.StartContainer(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+				time.Sleep(5 * time.Millisecond) // deep in its loop
+				start := time.Now()
+				if err := rt.StopContainer(ctx, id, 0); err != nil {
+					b.Fatal(err)
+				}
+				total += time.Since(start)
+				_ = rt.RemoveContainer(ctx, id)
+			}
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs/kill")
+		})
+	}
+}

@@ -60,6 +60,22 @@ func (n *node) autoStep(t testing.TB) {
 	}()
 }
 
+// waitExitedWithin is waitExited with a bound on the whole wait.
+func (n *node) waitExitedWithin(t testing.TB, id string, d time.Duration) cri.ContainerStatus {
+	t.Helper()
+	timeout := time.After(d)
+	for {
+		select {
+		case e := <-n.events:
+			if e.ContainerID == id && e.Type == cri.ContainerStoppedEvent {
+				return e.Status
+			}
+		case <-timeout:
+			t.Fatalf("container %s did not exit within %v; log:\n%s", id, d, n.logText(t, id))
+		}
+	}
+}
+
 // logText is a container's log without timestamps.
 func (n *node) logText(t testing.TB, id string) string {
 	t.Helper()
@@ -86,7 +102,7 @@ func TestImagesBothWays(t *testing.T) {
 		{Image: "web", Args: []string{"--unhealthy"}}, // no /data: exits 1
 		{Image: "crash", Args: []string{"--after=2", "--code=3"}},
 		{Image: "oom", Args: []string{"--max-mib=3", "--step-ms=0"}},
-		{Image: "cpu", Args: []string{"--work=2"}},
+		{Image: "cpu", Args: []string{"--work=200"}},
 		{Image: "sleep", Args: []string{"2"}},
 		{Image: "config", Args: []string{"--rounds=2", "--interval=1"}, Env: []cri.EnvVar{{Name: "COLOR", Value: "from env"}},
 			Mounts: []cri.Mount{{ContainerPath: "/etc/config", FS: configFS, ReadOnly: true}}},
@@ -109,7 +125,7 @@ func TestImagesBothWays(t *testing.T) {
 			var st [2]cri.ContainerStatus
 			for i, n := range []*node{inst, plain} {
 				id := n.run(t, cfg)
-				st[i] = n.waitExited(t, id)
+				st[i] = n.waitExitedWithin(t, id, time.Minute)
 				out[i] = n.logText(t, id)
 			}
 			if out[0] != out[1] || st[0].ExitCode != st[1].ExitCode || st[0].Reason != st[1].Reason || st[0].Message != st[1].Message {
@@ -129,7 +145,7 @@ func TestOOMKilled(t *testing.T) {
 	cfg := cri.ContainerConfig{Name: "c", Image: "oom", Args: []string{"--step-ms=0"}, MemoryLimitBytes: 16 << 20}
 	n := newNode(t, nil, nil)
 	id := n.run(t, cfg)
-	st := n.waitExited(t, id)
+	st := n.waitExitedWithin(t, id, time.Minute) // 14 MiB of memset: seconds under -race or Node
 	log := n.logText(t, id)
 	if st.ExitCode != 137 || st.Reason != cri.ReasonOOMKilled || !strings.Contains(st.Message, "memory limit 16777216 bytes reached") {
 		t.Fatalf("exit %d %s %q, want 137 OOMKilled", st.ExitCode, st.Reason, st.Message)
@@ -140,7 +156,7 @@ func TestOOMKilled(t *testing.T) {
 
 	p := newNode(t, plainCache(t), nil)
 	id = p.run(t, cfg)
-	st = p.waitExited(t, id)
+	st = p.waitExitedWithin(t, id, time.Minute)
 	if st.ExitCode != 1 || !strings.Contains(p.logText(t, id), "oom: malloc failed after") {
 		t.Fatalf("plain: exit %d, log:\n%s", st.ExitCode, p.logText(t, id))
 	}
@@ -194,7 +210,9 @@ func TestCPULimit(t *testing.T) {
 	limited, throttled := usage(200)
 	free, freeThrottled := usage(0)
 	t.Logf("200m: %.3f cores (throttled %v); no limit: %.3f cores", limited, time.Duration(throttled), free)
-	if limited < 0.12 || limited > 0.3 || throttled == 0 {
+	// At most a fifth of a core; less when the machine is busy (-race, other
+	// processes), never nothing.
+	if limited < 0.04 || limited > 0.3 || throttled == 0 || limited > free/2 {
 		t.Errorf("with a 200m limit the guest used %.3f cores, throttled %v; want about 0.2", limited, time.Duration(throttled))
 	}
 	if free < 0.5 || freeThrottled != 0 {

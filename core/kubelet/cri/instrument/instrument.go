@@ -25,13 +25,13 @@
 // At each point that can repeat (the start of every loop body, and the entry
 // of every function that calls another, so recursion is covered):
 //
-//	global.get $budget
-//	i32.const 1
-//	i32.sub
-//	global.set $budget
-//	global.get $budget
-//	i32.eqz
-//	if
+//	block
+//	  global.get $budget
+//	  i32.const 1
+//	  i32.sub
+//	  global.set $budget
+//	  global.get $budget
+//	  br_if 0            ;; budget left: go on
 //	  call $yield
 //	  global.set $budget
 //	end
@@ -746,15 +746,17 @@ func (w *rewriter) code(content []byte) ([]byte, error) {
 	return b, nil
 }
 
-// check appends the budget check (see the package doc).
+// check appends the budget check (see the package doc). In wazero's
+// interpreter each instruction is one dispatch, so the common path is kept
+// to six: get, const, sub, set, get, br_if.
 func (w *rewriter) check(b []byte) []byte {
-	b = append(b, 0x23)
+	b = append(b, 0x02, 0x40, 0x23) // block (empty); global.get
 	b = appendU32(b, w.budget)
 	b = append(b, 0x41, 0x01, 0x6b, 0x24) // i32.const 1; i32.sub; global.set
 	b = appendU32(b, w.budget)
-	b = append(b, 0x23)
+	b = append(b, 0x23) // global.get
 	b = appendU32(b, w.budget)
-	b = append(b, 0x45, 0x04, 0x40, 0x10) // i32.eqz; if (empty); call
+	b = append(b, 0x0d, 0x00, 0x10) // br_if 0 (budget left: done); call
 	b = appendU32(b, w.yield)
 	b = append(b, 0x24) // global.set
 	b = appendU32(b, w.budget)
