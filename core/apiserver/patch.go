@@ -10,6 +10,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,8 +20,9 @@ import (
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 )
 
-// patch serves PATCH: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and
-// strategic merge patch (Kubernetes' own: lists of containers merge by name).
+// patch serves PATCH: JSON patch (RFC 6902), JSON merge patch (RFC 7386),
+// strategic merge patch (Kubernetes' own: lists of containers merge by name)
+// and server-side apply (apply.go).
 // It reads the current object, applies the patch to its JSON, and updates
 // with the read resourceVersion, retrying on conflict (upstream:
 // k8s.io/apiserver/pkg/endpoints/handlers/patch.go).
@@ -28,12 +30,14 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	pt := types.PatchType(mt)
 	switch pt {
-	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
-	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
-		return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", st.Resource.GroupResource(), info.Name,
-			"server-side apply is not supported yet; use kubectl apply without --server-side", 0, false)
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType:
 	default:
-		return unsupportedMedia(r.Header.Get("Content-Type"))
+		// Upstream's NewUnsupportedMediaTypeError over its patch types.
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: "the body of the request was in an unknown format - accepted media types include: " +
+				"application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml",
+		}}
 	}
 	wo, err := parseWriteOptions(r, "patch", pt)
 	if err != nil {
@@ -42,6 +46,9 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 	patchBytes, err := s.readBody(r)
 	if err != nil {
 		return err
+	}
+	if pt == types.ApplyYAMLPatchType {
+		return s.apply(w, r, st, info, wo, patchBytes)
 	}
 	ctx := r.Context()
 	opts := registry.UpdateOptions{DryRun: wo.DryRun}
@@ -89,6 +96,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 			out, err = st.UpdateScale(ctx, sc, opts)
 		} else {
 			opts.Subresource = info.Subresource
+			obj = s.trackUpdate(r, st, info.Subresource, cur, obj, wo)
 			out, err = st.Update(ctx, obj, opts)
 		}
 		if apierrors.IsConflict(err) && !explicitRV {

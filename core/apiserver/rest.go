@@ -293,6 +293,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, st *registry.Sto
 	if err := s.decode(w, r, st.Resource.GroupVersionKind(), obj); err != nil {
 		return err
 	}
+	obj = s.trackUpdate(r, st, "", nil, obj, wo)
 	out, err := st.Create(ctx, info.Namespace, obj, registry.CreateOptions{DryRun: wo.DryRun})
 	if err != nil {
 		return err
@@ -359,6 +360,9 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, st *registry.Sto
 	}
 	if err := checkNames(obj, info); err != nil {
 		return err
+	}
+	if live, err := st.Get(ctx, namespaceOf(st, info), info.Name); err == nil {
+		obj = s.trackUpdate(r, st, opts.Subresource, live, obj, wo)
 	}
 	out, err := st.Update(ctx, obj, opts)
 	if err != nil {

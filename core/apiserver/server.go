@@ -86,6 +86,7 @@ type Server struct {
 	reg     *registry.Registry
 	mux     *http.ServeMux
 	openapi *openapi.Spec
+	fields  *fieldManagers
 }
 
 // New returns a Server.
@@ -118,6 +119,7 @@ func New(cfg Config) (*Server, error) {
 		})
 	}
 	s.openapi, _ = openapi.New(openapi.Config{Version: Version.GitVersion, Resources: s.openAPIResources})
+	s.fields = &fieldManagers{s: s}
 	s.mux.HandleFunc("/openapi/v2", s.openAPIV2)
 	s.mux.HandleFunc("/openapi/v3", s.openAPIV3)
 	s.mux.HandleFunc("/openapi/v3/", s.openAPIV3)

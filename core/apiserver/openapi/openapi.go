@@ -52,8 +52,9 @@ type Config struct {
 type Spec struct {
 	cfg Config
 
-	mu  sync.Mutex // guards doc
-	doc *documents
+	mu         sync.Mutex // guards doc and generation
+	doc        *documents
+	generation uint64
 }
 
 // New returns a Spec.
@@ -69,7 +70,8 @@ func New(cfg Config) (*Spec, error) {
 
 // documents is one generation of the documents.
 type documents struct {
-	key string // the resources they describe
+	key        string // the resources they describe
+	generation uint64
 	// defs are all definitions, v3 form; v2defs the ones that differ in v2.
 	defs, v2defs map[string]*spec.Schema
 	paths        map[string]*spec3.Path
@@ -97,11 +99,21 @@ type groupDoc struct {
 	err  error
 }
 
-// resourcesKey identifies a list of resources.
+// resourcesKey identifies a list of resources (cheaply: it runs on every
+// request that needs the documents).
 func resourcesKey(rs []Resource) string {
 	var b strings.Builder
 	for _, r := range rs {
-		fmt.Fprintf(&b, "%s/%s/%s/%s/%v/%v;", r.Group, r.Version, r.Kind, r.Resource, r.Namespaced, len(r.Subresources))
+		b.WriteString(r.Group)
+		b.WriteByte('/')
+		b.WriteString(r.Version)
+		b.WriteByte('/')
+		b.WriteString(r.Resource)
+		for _, sub := range r.Subresources {
+			b.WriteByte('/')
+			b.WriteString(sub.Name)
+		}
+		b.WriteByte(';')
 	}
 	return b.String()
 }
@@ -152,6 +164,8 @@ func (s *Spec) current() *documents {
 		d.order = append(d.order, p)
 	}
 	d.defs, d.v2defs = g.defs, g.v2
+	s.generation++
+	d.generation = s.generation
 	s.doc = d
 	return d
 }
@@ -180,8 +194,12 @@ func (g *schemaGen) addDiscoveryPath(paths map[string]*spec3.Path, group, versio
 
 // Definitions returns every definition (v3 form, refs to
 // #/components/schemas/NAME), keyed by name: the models server-side apply
-// builds its type converter from. The caller must not modify them.
-func (s *Spec) Definitions() map[string]*spec.Schema { return s.current().defs }
+// builds its type converter from. The caller must not modify them. The
+// generation changes whenever the definitions are rebuilt.
+func (s *Spec) Definitions() (defs map[string]*spec.Schema, generation uint64) {
+	d := s.current()
+	return d.defs, d.generation
+}
 
 // V3Paths lists the group-version documents: path ("apis/apps/v1") to its
 // URL with the current hash, as GET /openapi/v3 answers.

@@ -211,7 +211,8 @@ func TestV3DrivesStrategicMergePatch(t *testing.T) {
 // Server-side apply builds its type converter from the definitions.
 func TestDefinitionsMakeATypeConverter(t *testing.T) {
 	s := newTestSpec(t)
-	tc, err := managedfields.NewTypeConverter(s.Definitions(), false)
+	defs, _ := s.Definitions()
+	tc, err := managedfields.NewTypeConverter(defs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
