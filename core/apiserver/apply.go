@@ -46,8 +46,8 @@ type fieldManagers struct {
 	mu         sync.Mutex // guards the fields below
 	generation uint64     // of the definitions tc was built from
 	tc         managedfields.TypeConverter
-	scheme *runtime.Scheme
-	byKind map[fieldManagerKey]*managedfields.FieldManager
+	scheme     *runtime.Scheme
+	byKind     map[fieldManagerKey]*managedfields.FieldManager
 }
 
 type fieldManagerKey struct {
