@@ -17,6 +17,7 @@ import (
 	"os"
 
 	"github.com/kubetab/kubetab/core/cluster"
+	"github.com/kubetab/kubetab/core/curl"
 	"github.com/kubetab/kubetab/core/kubectl"
 	"github.com/kubetab/kubetab/wasm/console"
 	"github.com/kubetab/kubetab/wasm/images"
@@ -49,6 +50,13 @@ func run() error {
 	transport := kubectl.InProcessTransport(api)
 	shell.Register("kubectl", func(ctx context.Context, args []string, s console.Streams) int {
 		return kubectl.Run(ctx, args, kubectl.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut}, transport)
+	})
+	network, err := c.ConsoleTransport() // curl on node-1, names resolved as from namespace default
+	if err != nil {
+		return err
+	}
+	shell.Register("curl", func(ctx context.Context, args []string, s console.Streams) int {
+		return curl.Run(ctx, curl.Config{Transport: network}, args, curl.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut})
 	})
 	// More console commands (a lesson's checks, etcdctl-style store reads)
 	// are one shell.Register each.

@@ -80,6 +80,8 @@ type Cluster struct {
 	running  map[string]*kubeletRun // the kubelets whose Run is running
 	ctx      context.Context        // Start's context; StartNode runs under it
 	nodes    []nodeSpec
+
+	net networkState // kube-proxies and cluster DNS (network.go)
 }
 
 // kubeletRun is one Run of a node's kubelet: cancel stops it, done closes
@@ -212,6 +214,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	for _, r := range runners {
 		go func(r runner) { _ = r.Run(ctx) }(r)
+	}
+	if err := c.startNetwork(ctx); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.ctx = ctx

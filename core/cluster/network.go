@@ -1,0 +1,256 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sync"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
+	"github.com/kubetab/kubetab/core/dns"
+	"github.com/kubetab/kubetab/core/kubelet"
+	"github.com/kubetab/kubetab/core/proxy"
+)
+
+// This file wires the Service network: one kube-proxy per node (as the
+// kube-proxy DaemonSet runs), the cluster DNS (CoreDNS behind the kube-dns
+// Service, as kubeadm's addon phase installs it), and the network that
+// carries a request between them:
+//
+//	client on node-1 ─▶ node-1 kube-proxy ─DNAT─▶ 10.244.2.3:8080
+//	                                               │ in node-2's podCIDR
+//	                                               ▼
+//	                                   node-2 kubelet.PodHTTPHandler ─▶ container
+
+// networkState is the cluster's Service network, built on first use.
+type networkState struct {
+	once     sync.Once
+	err      error
+	dns      *dns.Server
+	proxiers map[string]*proxy.Proxier // by node name
+	byIP     map[netip.Addr]*proxy.Proxier
+	podCIDRs map[string]netip.Prefix // by node name
+}
+
+// network builds the DNS server and the kube-proxies (not running yet).
+func (c *Cluster) network() (*networkState, error) {
+	n := &c.net
+	n.once.Do(func() {
+		n.dns, n.err = dns.New(dns.Config{Client: c.Client("coredns")})
+		if n.err != nil {
+			return
+		}
+		n.proxiers = map[string]*proxy.Proxier{}
+		n.byIP = map[netip.Addr]*proxy.Proxier{}
+		n.podCIDRs = map[string]netip.Prefix{}
+		for _, spec := range c.nodes {
+			p, err := proxy.New(proxy.Config{
+				Client: c.Client("kube-proxy/" + spec.name), NodeName: spec.name, NodeIP: spec.ip,
+				ClusterCIDR: ClusterCIDR, Clock: c.cfg.Clock,
+			})
+			if err != nil {
+				n.err = err
+				return
+			}
+			n.proxiers[spec.name] = p
+			n.byIP[p.NodeIP()] = p
+			n.podCIDRs[spec.name] = netip.MustParsePrefix(spec.podCIDR)
+		}
+	})
+	return n, n.err
+}
+
+// startNetwork creates the kube-dns Service and runs the cluster DNS and
+// every node's kube-proxy until ctx is done. Called by Start.
+func (c *Cluster) startNetwork(ctx context.Context) error {
+	n, err := c.network()
+	if err != nil {
+		return err
+	}
+	if err := c.ensureDNSService(ctx); err != nil {
+		return err
+	}
+	go func() { _ = n.dns.Run(ctx) }()
+	for _, p := range n.proxiers {
+		go func(p *proxy.Proxier) { _ = p.Run(ctx) }(p)
+	}
+	return nil
+}
+
+// DNS returns the cluster DNS server.
+func (c *Cluster) DNS() (*dns.Server, error) {
+	n, err := c.network()
+	if err != nil {
+		return nil, err
+	}
+	return n.dns, nil
+}
+
+// Proxier returns the kube-proxy of a node.
+func (c *Cluster) Proxier(node string) (*proxy.Proxier, bool) {
+	n, err := c.network()
+	if err != nil {
+		return nil, false
+	}
+	p, ok := n.proxiers[node]
+	return p, ok
+}
+
+// NetworkSynced reports whether the cluster DNS and every kube-proxy have
+// their first lists of Services and EndpointSlices.
+func (c *Cluster) NetworkSynced() bool {
+	n, err := c.network()
+	if err != nil || !n.dns.HasSynced() {
+		return false
+	}
+	for _, p := range n.proxiers {
+		if !p.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// Transport returns an HTTP transport for a client on node's host network
+// that resolves names as a pod in namespace does (dnsPolicy
+// ClusterFirstWithHostNet): `curl` run on that node. Its connections go
+// through the node's kube-proxy rules.
+func (c *Cluster) Transport(node, namespace string) (*proxy.Transport, error) {
+	n, err := c.network()
+	if err != nil {
+		return nil, err
+	}
+	p, ok := n.proxiers[node]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNoSuchNode, node)
+	}
+	return &proxy.Transport{
+		Network:  clusterNetwork{c: c, n: n},
+		Node:     p,
+		Resolver: n.dns.ResolverFor(namespace),
+		Clock:    c.cfg.Clock,
+	}, nil
+}
+
+// ConsoleTransport is the transport of the console's curl: a client on the
+// first node's host network, resolving names from namespace default.
+func (c *Cluster) ConsoleTransport() (*proxy.Transport, error) {
+	if len(c.nodes) == 0 {
+		return nil, errors.New("cluster: no nodes")
+	}
+	return c.Transport(c.nodes[0].name, metav1.NamespaceDefault)
+}
+
+// clusterNetwork is the network between the nodes: node addresses lead to
+// their kube-proxy, pod addresses to the kubelet of the node whose podCIDR
+// holds them.
+type clusterNetwork struct {
+	c *Cluster
+	n *networkState
+}
+
+var _ proxy.Network = clusterNetwork{}
+
+func (cn clusterNetwork) NodeProxier(ip netip.Addr) (*proxy.Proxier, bool) {
+	p, ok := cn.n.byIP[ip]
+	return p, ok
+}
+
+func (cn clusterNetwork) PodHTTPHandler(addr netip.AddrPort) (http.Handler, error) {
+	for node, cidr := range cn.n.podCIDRs {
+		if !cidr.Contains(addr.Addr()) {
+			continue
+		}
+		kl, ok := cn.c.Kubelet(node)
+		if !ok {
+			return nil, fmt.Errorf("node %s is not started: %w", node, syscall.EHOSTUNREACH)
+		}
+		h, err := kl.PodHTTPHandler(addr)
+		switch {
+		case errors.Is(err, kubelet.ErrNoPodAtAddress):
+			return nil, fmt.Errorf("%w: %w", err, syscall.EHOSTUNREACH)
+		case err != nil:
+			return nil, fmt.Errorf("%w: %w", err, syscall.ECONNREFUSED)
+		}
+		return h, nil
+	}
+	if cp, err := netip.ParseAddr(registry.DefaultAPIServerIP); err == nil && addr.Addr() == cp {
+		// The control plane host: its servers speak TLS or DNS, not HTTP.
+		return nil, fmt.Errorf("the control plane serves no HTTP on port %d: %w", addr.Port(), syscall.ECONNREFUSED)
+	}
+	if netip.MustParsePrefix(ClusterCIDR).Contains(addr.Addr()) {
+		return nil, fmt.Errorf("no node routes %s: %w", addr.Addr(), syscall.EHOSTUNREACH)
+	}
+	return nil, fmt.Errorf("%s is outside the cluster, and kubetab has no Internet: %w", addr.Addr(), syscall.ENETUNREACH)
+}
+
+// ensureDNSService creates the kube-dns Service at 10.96.0.10 with its
+// Endpoints and EndpointSlice, as kubeadm's CoreDNS addon does (the Service
+// keeps the name kube-dns). Upstream the Service selects the CoreDNS pods
+// (k8s-app: kube-dns); kubetab's DNS server runs inside the control plane,
+// not in pods, so the Service has no selector and its endpoints name the
+// control plane's address, the way the "kubernetes" Service's do.
+func (c *Cluster) ensureDNSService(ctx context.Context) error {
+	cl := c.Client("kubeadm")
+	ns := dns.ServiceNamespace
+	labels := map[string]string{"k8s-app": "kube-dns", "kubernetes.io/cluster-service": "true", "kubernetes.io/name": "CoreDNS"}
+	udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: dns.ServiceName, Namespace: ns, Labels: labels,
+			Annotations: map[string]string{"prometheus.io/port": "9153", "prometheus.io/scrape": "true"}},
+		Spec: corev1.ServiceSpec{
+			Type:      corev1.ServiceTypeClusterIP,
+			ClusterIP: dns.DefaultServerIP,
+			Ports: []corev1.ServicePort{
+				{Name: "dns", Port: 53, Protocol: udp, TargetPort: intstr.FromInt32(53)},
+				{Name: "dns-tcp", Port: 53, Protocol: tcp, TargetPort: intstr.FromInt32(53)},
+				{Name: "metrics", Port: 9153, Protocol: tcp, TargetPort: intstr.FromInt32(9153)},
+			},
+		},
+	}
+	services := client.For[*corev1.Service](cl, "", "services")
+	if _, err := services.Create(ctx, svc); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("cluster: create service %s/%s: %w", ns, dns.ServiceName, err)
+	}
+
+	ip := registry.DefaultAPIServerIP
+	type port struct {
+		name  string
+		port  int32
+		proto corev1.Protocol
+	}
+	ports := []port{{"dns", 53, udp}, {"dns-tcp", 53, tcp}, {"metrics", 9153, tcp}}
+	ep := &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: dns.ServiceName, Namespace: ns, Labels: map[string]string{discoveryv1.LabelSkipMirror: "true"}},
+		Subsets:    []corev1.EndpointSubset{{Addresses: []corev1.EndpointAddress{{IP: ip}}}},
+	}
+	ready := true
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: dns.ServiceName, Namespace: ns, Labels: map[string]string{
+			discoveryv1.LabelServiceName: dns.ServiceName, discoveryv1.LabelManagedBy: "kubeadm"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+	}
+	for _, p := range ports {
+		ep.Subsets[0].Ports = append(ep.Subsets[0].Ports, corev1.EndpointPort{Name: p.name, Port: p.port, Protocol: p.proto})
+		name, num, proto := p.name, p.port, p.proto
+		slice.Ports = append(slice.Ports, discoveryv1.EndpointPort{Name: &name, Port: &num, Protocol: &proto})
+	}
+	if _, err := client.For[*corev1.Endpoints](cl, "", "endpoints").Create(ctx, ep); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("cluster: create endpoints %s/%s: %w", ns, dns.ServiceName, err)
+	}
+	if _, err := client.For[*discoveryv1.EndpointSlice](cl, discoveryv1.GroupName, "endpointslices").Create(ctx, slice); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("cluster: create endpointslice %s/%s: %w", ns, dns.ServiceName, err)
+	}
+	return nil
+}
