@@ -85,13 +85,13 @@ type Config struct {
 // options is a parsed command line.
 type options struct {
 	silent, showError, include, head, verbose, fail, location bool
-	method                                                   string
-	headers                                                  []string
-	data                                                     []string
-	hasData                                                  bool
-	userAgent                                                string
-	maxTime, connectTimeout                                  time.Duration
-	urls                                                     []string
+	method                                                    string
+	headers                                                   []string
+	data                                                      []string
+	hasData                                                   bool
+	userAgent                                                 string
+	maxTime, connectTimeout                                   time.Duration
+	urls                                                      []string
 }
 
 // usageError is a bad command line: curl prints it and a hint, exit 2.
