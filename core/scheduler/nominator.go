@@ -35,6 +35,9 @@ func newNominator() *nominator {
 	return &nominator{nominatedPods: map[string][]*framework.PodInfo{}, podToNode: map[types.UID]string{}}
 }
 
+// HasNominatedPods reports whether any pod is nominated.
+func (n *nominator) HasNominatedPods() bool { return n.count.Load() > 0 }
+
 // NominatedPodsForNode implements framework.PodNominator. The slice is a
 // copy; the PodInfos are shared.
 func (n *nominator) NominatedPodsForNode(nodeName string) []*framework.PodInfo {

@@ -273,7 +273,11 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framewo
 		return nil, nil
 	}
 	numToFind := numFeasibleNodesToFind(s.fwk.PercentageOfNodesToScore(), numAll)
-	feasible := make([]*framework.NodeInfo, 0, numToFind)
+	// The list lives until the next cycle: reuse its array.
+	if cap(s.feasibleBuf) < numToFind {
+		s.feasibleBuf = make([]*framework.NodeInfo, 0, numToFind)
+	}
+	feasible := s.feasibleBuf[:0]
 	start := s.nextStartNodeIndex % numAll
 	if !s.fwk.HasFilterPlugins() {
 		for i := 0; i < numToFind; i++ {

@@ -93,9 +93,11 @@ type Scheduler struct {
 	// behind the plugins' Listers.
 	informers []informer
 
-	// snapshot and nextStartNodeIndex belong to the scheduling loop.
+	// snapshot, nextStartNodeIndex and feasibleBuf belong to the
+	// scheduling loop.
 	snapshot           *Snapshot
 	nextStartNodeIndex int
+	feasibleBuf        []*framework.NodeInfo
 
 	started atomic.Bool
 	// binding counts binding cycles in flight; Run waits for them.

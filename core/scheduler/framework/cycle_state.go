@@ -25,45 +25,75 @@ type StateKey string
 //
 // Upstream uses a sync.Map because its filters run in parallel goroutines;
 // here one attempt runs on one goroutine at a time (the scheduling cycle,
-// then the binding cycle), so a plain map is enough. Plugins write in
-// PreFilter/PreScore and only read in Filter/Score.
+// then the binding cycle), so no lock is needed. Plugins write in
+// PreFilter/PreScore and only read in Filter/Score, which run for every
+// node: the few entries are kept in a slice, whose linear search with
+// constant keys is cheaper than hashing the key on every read.
 type CycleState struct {
-	storage map[StateKey]StateData
+	storage []stateEntry
 	// SkipFilterPlugins are plugins whose PreFilter returned Skip.
 	SkipFilterPlugins sets.Set[string]
 	// SkipScorePlugins are plugins whose PreScore returned Skip.
 	SkipScorePlugins sets.Set[string]
+	// ActiveFilters is kept by the framework (package runtime): the filter
+	// plugins whose PreFilter did not Skip, computed once per attempt
+	// instead of once per node; nil until PreFilter ran. Plugins do not
+	// touch it.
+	ActiveFilters []FilterPlugin
+}
+
+type stateEntry struct {
+	key StateKey
+	val StateData
 }
 
 // NewCycleState returns an empty state.
 func NewCycleState() *CycleState {
-	return &CycleState{storage: map[StateKey]StateData{}}
+	return &CycleState{storage: make([]stateEntry, 0, 8)}
 }
 
 // Read returns the data under key, or ErrNotFound.
 func (c *CycleState) Read(key StateKey) (StateData, error) {
-	if v, ok := c.storage[key]; ok {
-		return v, nil
+	for i := range c.storage {
+		if c.storage[i].key == key {
+			return c.storage[i].val, nil
+		}
 	}
 	return nil, ErrNotFound
 }
 
 // Write stores val under key.
-func (c *CycleState) Write(key StateKey, val StateData) { c.storage[key] = val }
+func (c *CycleState) Write(key StateKey, val StateData) {
+	for i := range c.storage {
+		if c.storage[i].key == key {
+			c.storage[i].val = val
+			return
+		}
+	}
+	c.storage = append(c.storage, stateEntry{key: key, val: val})
+}
 
 // Delete removes key.
-func (c *CycleState) Delete(key StateKey) { delete(c.storage, key) }
+func (c *CycleState) Delete(key StateKey) {
+	for i := range c.storage {
+		if c.storage[i].key == key {
+			c.storage = append(c.storage[:i], c.storage[i+1:]...)
+			return
+		}
+	}
+}
 
 // Clone deep-copies the state through each StateData's Clone.
 func (c *CycleState) Clone() *CycleState {
 	if c == nil {
 		return nil
 	}
-	out := &CycleState{storage: make(map[StateKey]StateData, len(c.storage))}
-	for k, v := range c.storage {
-		out.storage[k] = v.Clone()
+	out := &CycleState{storage: make([]stateEntry, len(c.storage), max(len(c.storage), 8))}
+	for i, e := range c.storage {
+		out.storage[i] = stateEntry{key: e.key, val: e.val.Clone()}
 	}
 	out.SkipFilterPlugins = c.SkipFilterPlugins.Clone()
 	out.SkipScorePlugins = c.SkipScorePlugins.Clone()
+	out.ActiveFilters = c.ActiveFilters
 	return out
 }

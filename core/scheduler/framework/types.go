@@ -272,12 +272,16 @@ type NodeInfo struct {
 	Pods []*PodInfo
 	// Requested is the sum of the pods' requests: what Fit compares with
 	// Allocatable.
-	Requested *Resource
+	Requested Resource
 	// NonZeroRequested is the same sum with the scoring defaults for pods
 	// that request nothing.
-	NonZeroRequested *Resource
+	NonZeroRequested Resource
 	// Allocatable is the node's status.allocatable.
-	Allocatable *Resource
+	//
+	// The three are values, not pointers (upstream has pointers): the
+	// filters and scores read them for hundreds of nodes per pod, and one
+	// object per node instead of four keeps those reads in fewer cache lines.
+	Allocatable Resource
 	// PodsWithAffinity are the pods with any inter-pod (anti-)affinity
 	// term; PodsWithRequiredAntiAffinity those with a required
 	// anti-affinity term. InterPodAffinity only needs to look at these.
@@ -293,7 +297,7 @@ type NodeInfo struct {
 
 // NewNodeInfo returns a NodeInfo with no node and the given pods.
 func NewNodeInfo(pods ...*v1.Pod) *NodeInfo {
-	n := &NodeInfo{Requested: &Resource{}, NonZeroRequested: &Resource{}, Allocatable: &Resource{}}
+	n := &NodeInfo{}
 	for _, p := range pods {
 		n.AddPod(p)
 	}
@@ -319,7 +323,7 @@ func (n *NodeInfo) SetNode(node *v1.Node) {
 	if len(rl) == 0 {
 		rl = node.Status.Capacity
 	}
-	n.Allocatable = NewResource(rl)
+	n.Allocatable = *NewResource(rl)
 	if old == nil || !imagesEqual(old.Status.Images, node.Status.Images) {
 		n.ImageSizes = imageSizes(node.Status.Images)
 	}
@@ -448,9 +452,9 @@ func (n *NodeInfo) Snapshot() *NodeInfo {
 	c := &NodeInfo{
 		node:             n.node,
 		Pods:             append([]*PodInfo(nil), n.Pods...),
-		Requested:        n.Requested.Clone(),
-		NonZeroRequested: n.NonZeroRequested.Clone(),
-		Allocatable:      n.Allocatable.Clone(),
+		Requested:        *n.Requested.Clone(),
+		NonZeroRequested: *n.NonZeroRequested.Clone(),
+		Allocatable:      *n.Allocatable.Clone(),
 		ImageSizes:       n.ImageSizes,
 	}
 	if len(n.PodsWithAffinity) > 0 {
@@ -471,5 +475,5 @@ func (n *NodeInfo) String() string {
 	for i, p := range n.Pods {
 		names[i] = p.Pod.Namespace + "/" + p.Pod.Name
 	}
-	return fmt.Sprintf("&NodeInfo{Node:%s, Pods:%v, Requested:%+v, Allocatable:%+v}", n.nodeName(), names, *n.Requested, *n.Allocatable)
+	return fmt.Sprintf("&NodeInfo{Node:%s, Pods:%v, Requested:%+v, Allocatable:%+v}", n.nodeName(), names, n.Requested, n.Allocatable)
 }

@@ -98,7 +98,7 @@ func TestNodeInfoAddRemove(t *testing.T) {
 	ni := NewNodeInfo(p1, p2)
 	ni.SetNode(st.MakeNode().Name("n").Capacity(res{v1.ResourceCPU: "4", v1.ResourcePods: "110"}).Obj())
 	if ni.Requested.MilliCPU != 1000 || ni.NonZeroRequested.MilliCPU != 1100 || len(ni.Pods) != 2 {
-		t.Fatalf("after adding: %v, nonzero %+v", ni, *ni.NonZeroRequested)
+		t.Fatalf("after adding: %v, nonzero %+v", ni, ni.NonZeroRequested)
 	}
 	snap := ni.Snapshot()
 	if err := ni.RemovePod(p1); err != nil {
@@ -114,7 +114,7 @@ func TestNodeInfoAddRemove(t *testing.T) {
 		t.Error("removing a pod twice succeeded")
 	}
 	if ni.Allocatable.AllowedPodNumber != 110 || ni.Allocatable.MilliCPU != 4000 {
-		t.Errorf("allocatable = %+v", *ni.Allocatable)
+		t.Errorf("allocatable = %+v", ni.Allocatable)
 	}
 }
 
@@ -124,7 +124,7 @@ func TestSetNodeFallsBackToCapacity(t *testing.T) {
 	ni := NewNodeInfo()
 	ni.SetNode(n)
 	if ni.Allocatable.MilliCPU != 2000 || ni.Allocatable.AllowedPodNumber != 10 {
-		t.Errorf("allocatable = %+v, want the capacity", *ni.Allocatable)
+		t.Errorf("allocatable = %+v, want the capacity", ni.Allocatable)
 	}
 }
 

@@ -60,8 +60,10 @@ type Framework struct {
 	listers                  framework.Listers
 	clock                    clock.PassiveClock
 	// nominator is the scheduling queue (SetPodNominator); nil in tests
-	// that run plugins without a queue.
-	nominator framework.PodNominator
+	// that run plugins without a queue. hasNominated, if set, answers
+	// "is any pod nominated?" without the lock.
+	nominator    framework.PodNominator
+	hasNominated func() bool
 
 	queueSort framework.QueueSortPlugin
 	preFilter []framework.PreFilterPlugin
@@ -83,6 +85,33 @@ type Framework struct {
 	// filterNames and scoreWeights are computed once; callers share them.
 	filterNames  []string
 	scoreWeights []ScorePluginWeight
+
+	// scratch is RunScorePlugins' memory, reused from one call to the next
+	// (a scheduling cycle scores hundreds of nodes; allocating it afresh
+	// each time would be most of the cycle's garbage).
+	scratch struct {
+		list    framework.NodeScoreList
+		cols    []int64
+		backing []framework.PluginScore
+		out     []framework.NodePluginScores
+	}
+}
+
+// setString writes s to *dst unless it is already there: the reused
+// buffers hold the same plugin names from one cycle to the next, and
+// skipping the write skips its GC write barrier.
+func setString(dst *string, s string) {
+	if *dst != s {
+		*dst = s
+	}
+}
+
+// grow returns s resized to n, reusing its array when it is big enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
 }
 
 var _ framework.Handle = (*Framework)(nil)
@@ -224,7 +253,22 @@ func (f *Framework) Listers() framework.Listers { return f.listers }
 // SetPodNominator connects the scheduling queue, which knows the nominated
 // pods. The queue is built after the framework (it needs QueueSortFunc), so
 // this is not a Config field. Call it before scheduling starts.
-func (f *Framework) SetPodNominator(n framework.PodNominator) { f.nominator = n }
+func (f *Framework) SetPodNominator(n framework.PodNominator) {
+	f.nominator = n
+	f.hasNominated = nil
+	if h, ok := n.(interface{ HasNominatedPods() bool }); ok {
+		f.hasNominated = h.HasNominatedPods
+	}
+}
+
+// HasNominatedPods reports whether any pod is nominated anywhere: the
+// common case is none, and then the filters run once per node.
+func (f *Framework) HasNominatedPods() bool {
+	if f.hasNominated != nil {
+		return f.hasNominated()
+	}
+	return f.nominator != nil
+}
 
 // NominatedPodsForNode implements framework.PodNominator.
 func (f *Framework) NominatedPodsForNode(nodeName string) []*framework.PodInfo {
@@ -298,6 +342,12 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 		}
 	}
 	state.SkipFilterPlugins = skip
+	state.ActiveFilters = make([]framework.FilterPlugin, 0, len(f.filter))
+	for _, pl := range f.filter {
+		if !skip.Has(pl.Name()) {
+			state.ActiveFilters = append(state.ActiveFilters, pl)
+		}
+	}
 	return result, nil, sets.New(narrowing...)
 }
 
@@ -305,10 +355,15 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 // the first non-success status with its plugin set (nil if the node fits).
 // A plugin's Error is wrapped so the message names the plugin.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
-	for _, pl := range f.filter {
-		if state.SkipFilterPlugins.Has(pl.Name()) {
-			continue
+	active := state.ActiveFilters
+	if active == nil { // PreFilter did not run (tests, simulators)
+		for _, pl := range f.filter {
+			if !state.SkipFilterPlugins.Has(pl.Name()) {
+				active = append(active, pl)
+			}
 		}
+	}
+	for _, pl := range active {
 		if s := pl.Filter(ctx, state, pod, nodeInfo); !s.IsSuccess() {
 			if !s.IsRejected() {
 				s = framework.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
@@ -331,6 +386,9 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.Cycle
 //
 // The pod fits only if both pass. Without nominated pods it is one pass.
 func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *v1.Pod, info *framework.NodeInfo) *framework.Status {
+	if !f.HasNominatedPods() {
+		return f.RunFilterPlugins(ctx, state, pod, info)
+	}
 	var status *framework.Status
 	podsAdded := false
 	for i := 0; i < 2; i++ {
@@ -357,7 +415,7 @@ func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 // added; podsAdded is false (and the originals are returned) if there are
 // none.
 func (f *Framework) addGENominatedPods(ctx context.Context, pod *v1.Pod, state *framework.CycleState, nodeInfo *framework.NodeInfo) (bool, *framework.CycleState, *framework.NodeInfo, error) {
-	if f.nominator == nil || nodeInfo.Node() == nil {
+	if f.nominator == nil || nodeInfo.Node() == nil || !f.HasNominatedPods() {
 		return false, state, nodeInfo, nil
 	}
 	nominated := f.nominator.NominatedPodsForNode(nodeInfo.Node().Name)
@@ -461,55 +519,74 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.Cyc
 // plugin's scores, applies the weights and sums them. The result is parallel
 // to nodes; each node's Scores are in plugin order and keep the raw,
 // normalized and weighted values.
+//
+// The result is only valid until the next call: its memory is reused. The
+// scheduler calls it from its one scheduling goroutine and copies what it
+// keeps.
 func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
 	type active struct {
 		pl     framework.ScorePlugin
+		name   string
 		weight int64
 	}
 	var plugins []active
 	for i, pl := range f.score {
 		if !state.SkipScorePlugins.Has(pl.Name()) {
-			plugins = append(plugins, active{pl, f.weights[i]})
+			plugins = append(plugins, active{pl, pl.Name(), f.weights[i]})
 		}
 	}
-	np := len(plugins)
-	// One backing array for every node's per-plugin scores: two allocations
-	// per cycle instead of one per node.
-	backing := make([]framework.PluginScore, len(nodes)*np)
-	list := make(framework.NodeScoreList, len(nodes))
+	np, nn := len(plugins), len(nodes)
+	// list is what Score fills and NormalizeScore rescales, one plugin at
+	// a time; raw and norm keep each plugin's column (plugin-major, so
+	// the writes in the hot loop are sequential).
+	sc := &f.scratch
+	sc.list = grow(sc.list, nn)
+	list := sc.list
+	for i, n := range nodes {
+		list[i] = framework.NodeScore{Name: n.Node().Name}
+	}
+	sc.cols = grow(sc.cols, 2*np*nn)
+	raw, norm := sc.cols[:np*nn], sc.cols[np*nn:]
 	for j, a := range plugins {
+		col := raw[j*nn : (j+1)*nn]
 		for i, n := range nodes {
 			s, st := a.pl.Score(ctx, state, pod, n)
 			if !st.IsSuccess() {
-				return nil, framework.AsStatus(fmt.Errorf("plugin %q failed with: %w", a.pl.Name(), st.AsError())).WithPlugin(a.pl.Name())
+				return nil, framework.AsStatus(fmt.Errorf("plugin %q failed with: %w", a.name, st.AsError())).WithPlugin(a.name)
 			}
-			list[i] = framework.NodeScore{Name: n.Node().Name, Score: s}
-			backing[i*np+j] = framework.PluginScore{Name: a.pl.Name(), Raw: s}
+			list[i].Score = s
+			col[i] = s
 			yield.Maybe(i)
 		}
 		if ext := a.pl.ScoreExtensions(); ext != nil {
 			if st := ext.NormalizeScore(ctx, state, pod, list); !st.IsSuccess() {
-				return nil, framework.AsStatus(fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", a.pl.Name(), st.AsError())).WithPlugin(a.pl.Name())
+				return nil, framework.AsStatus(fmt.Errorf("running Normalize on Score plugins: plugin %q failed with: %w", a.name, st.AsError())).WithPlugin(a.name)
 			}
 		}
-		for i := range nodes {
+		ncol := norm[j*nn : (j+1)*nn]
+		for i := range list {
 			s := list[i].Score
 			if s > framework.MaxNodeScore || s < framework.MinNodeScore {
-				return nil, framework.AsStatus(fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing", a.pl.Name(), s, framework.MinNodeScore, framework.MaxNodeScore)).WithPlugin(a.pl.Name())
+				return nil, framework.AsStatus(fmt.Errorf("plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing", a.name, s, framework.MinNodeScore, framework.MaxNodeScore)).WithPlugin(a.name)
 			}
-			ps := &backing[i*np+j]
-			ps.Normalized = s
-			ps.Score = s * a.weight
+			ncol[i] = s
 		}
 	}
-	out := make([]framework.NodePluginScores, len(nodes))
-	for i, n := range nodes {
+	// One backing array for every node's per-plugin scores.
+	sc.backing = grow(sc.backing, nn*np)
+	sc.out = grow(sc.out, nn)
+	backing, out := sc.backing, sc.out
+	for i := range nodes {
 		scores := backing[i*np : (i+1)*np : (i+1)*np]
 		var total int64
-		for _, ps := range scores {
-			total += ps.Score
+		for j, a := range plugins {
+			n := norm[j*nn+i]
+			ps := &scores[j]
+			setString(&ps.Name, a.name)
+			ps.Raw, ps.Normalized, ps.Score = raw[j*nn+i], n, n*a.weight
+			total += n * a.weight
 		}
-		out[i] = framework.NodePluginScores{Name: n.Node().Name, Scores: scores, TotalScore: total}
+		out[i] = framework.NodePluginScores{Name: list[i].Name, Scores: scores, TotalScore: total}
 	}
 	return out, nil
 }

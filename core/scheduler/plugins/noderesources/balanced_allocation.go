@@ -44,6 +44,7 @@ var (
 func NewBalancedAllocation(_ context.Context, _ framework.Handle) (framework.Plugin, error) {
 	return &BalancedAllocation{resourceAllocationScorer: resourceAllocationScorer{
 		scorer:       balancedResourceScorer,
+		kind:         scorerBalanced,
 		resources:    []ResourceSpec{{Name: v1.ResourceCPU, Weight: 1}, {Name: v1.ResourceMemory, Weight: 1}},
 		useRequested: true,
 	}}, nil

@@ -101,11 +101,12 @@ func New(_ context.Context, _ framework.Handle) (framework.Plugin, error) {
 // NewFit builds the plugin from args.
 func NewFit(args FitArgs) (*Fit, error) {
 	var scorer func(requested, allocatable []int64, res []ResourceSpec) int64
+	var kind scorerKind
 	switch args.ScoringStrategy.Type {
 	case LeastAllocated, "":
-		scorer = leastResourceScorer
+		scorer, kind = leastResourceScorer, scorerLeast
 	case MostAllocated:
-		scorer = mostResourceScorer
+		scorer, kind = mostResourceScorer, scorerMost
 	default:
 		return nil, fmt.Errorf("scoringStrategy.type: Unsupported value: %q: supported values: %q, %q", args.ScoringStrategy.Type, LeastAllocated, MostAllocated)
 	}
@@ -118,6 +119,7 @@ func NewFit(args FitArgs) (*Fit, error) {
 		ignoredResources: sets.New(args.IgnoredResources...),
 		resourceAllocationScorer: resourceAllocationScorer{
 			scorer:    scorer,
+			kind:      kind,
 			resources: args.ScoringStrategy.Resources,
 		},
 	}, nil
@@ -210,7 +212,7 @@ func Fits(pod *v1.Pod, nodeInfo *framework.NodeInfo) []InsufficientResource {
 
 func fitsRequest(req *framework.Resource, nodeInfo *framework.NodeInfo, ignored sets.Set[string]) []InsufficientResource {
 	var out []InsufficientResource
-	alloc, used := nodeInfo.Allocatable, nodeInfo.Requested
+	alloc, used := &nodeInfo.Allocatable, &nodeInfo.Requested
 
 	if n := len(nodeInfo.Pods); n+1 > alloc.AllowedPodNumber {
 		out = append(out, InsufficientResource{

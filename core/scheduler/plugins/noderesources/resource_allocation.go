@@ -12,6 +12,7 @@ import (
 // NodeResourcesBalancedAllocation share it.
 type resourceAllocationScorer struct {
 	scorer    func(requested, allocatable []int64, res []ResourceSpec) int64
+	kind      scorerKind
 	resources []ResourceSpec
 	// useRequested counts the requests as they are. Without it (Fit's
 	// scoring), a container with no cpu or memory request counts as 100m /
@@ -54,16 +55,42 @@ func (r *resourceAllocationScorer) score(nodeInfo *framework.NodeInfo, podReques
 		allocatable = append(allocatable, a)
 		requested = append(requested, q)
 	}
-	return r.scorer(requested, allocatable, r.resources), nil
+	return r.callScorer(requested, allocatable), nil
 }
+
+// callScorer calls the scorer without letting the slices escape: a call
+// through the func value would move them to the heap, an allocation per
+// node and plugin.
+func (r *resourceAllocationScorer) callScorer(requested, allocatable []int64) int64 {
+	switch r.kind {
+	case scorerLeast:
+		return leastResourceScorer(requested, allocatable, r.resources)
+	case scorerMost:
+		return mostResourceScorer(requested, allocatable, r.resources)
+	case scorerBalanced:
+		return balancedResourceScorer(requested, allocatable, r.resources)
+	}
+	return r.scorer(append([]int64(nil), requested...), append([]int64(nil), allocatable...), r.resources)
+}
+
+// scorerKind names the built-in scorers, so callScorer can call them
+// directly.
+type scorerKind int
+
+const (
+	scorerCustom scorerKind = iota
+	scorerLeast
+	scorerMost
+	scorerBalanced
+)
 
 // allocatableAndRequested returns the node's allocatable and what would be
 // requested on it with the pod. An extended resource the pod does not ask
 // for is left out of the score (0, 0).
 func (r *resourceAllocationScorer) allocatableAndRequested(n *framework.NodeInfo, name v1.ResourceName, podRequest int64) (int64, int64) {
-	requested := n.NonZeroRequested
+	requested := &n.NonZeroRequested
 	if r.useRequested {
-		requested = n.Requested
+		requested = &n.Requested
 	}
 	switch name {
 	case v1.ResourceCPU:
