@@ -14,11 +14,27 @@
 //	     │      └ group/version ("" and v1 live under /api; others under /apis/<group>/<version>)
 //	     └ legacy core group
 //
-// The handler parses the path into a requestInfo (verb, resource, namespace,
-// name, subresource), decodes the body, calls the registry (which defaults,
-// validates, admits and writes to the store) and encodes the answer as JSON,
-// or as a meta.k8s.io Table when the client asks for one (kubectl get does).
-// Every failure is a metav1.Status with the upstream code, reason and message.
+// The handler gives the request a deadline (timeout.go), parses the path into
+// a requestInfo (verb, resource, namespace, name, subresource), negotiates
+// the answer's encoding and shape from the Accept header (negotiate.go),
+// decodes the body, calls the registry (which defaults, validates, admits
+// and writes to the store) and encodes the answer: JSON or YAML, or a
+// meta.k8s.io Table when the client asks for one (kubectl get does). Every
+// failure is a metav1.Status with the upstream code, reason and message.
+//
+// Where to look:
+//
+//	rest.go       routing; get, create, update, delete, deletecollection, pods/log
+//	list.go       lists: limit/continue at one revision, resourceVersion(Match)
+//	watch.go      watches: initial events, bookmarks, timeouts, 410 Gone
+//	patch.go      JSON, merge and strategic merge patches
+//	apply.go      server-side apply and managedFields
+//	decode.go     request bodies: JSON, YAML, protobuf; fieldValidation
+//	options.go    dryRun, fieldManager, fieldValidation, force
+//	discovery.go  /api, /apis, legacy and aggregated discovery
+//	openapi_routes.go  /openapi/v2 and /openapi/v3 (documents: package openapi)
+//	negotiate.go  Accept: JSON, YAML, Table, PartialObjectMetadata; 406
+//	timeout.go    request deadlines: 504 after Config.RequestTimeout
 package apiserver
 
 import (

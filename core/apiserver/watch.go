@@ -193,8 +193,9 @@ type watchStream struct {
 	st      *registry.Store
 	out     output
 	// rv is the revision up to which the client has seen every change: the
-	// start revision, then the revision of the last store event of the
-	// watched prefix, shown to the client or not.
+	// start revision, then that of the last store event of the watched
+	// prefix (shown to the client or not) or of the store's last Progress
+	// event, which vouches for everything up to it.
 	rv int64
 }
 
