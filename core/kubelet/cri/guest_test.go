@@ -108,7 +108,7 @@ func TestGuestExits(t *testing.T) {
 		{image: "grow", wantCode: 0, wantReason: "Completed"},
 		// 1 MiB is 16 pages: growing from 1 to 65 pages ends the guest,
 		// OOMKilled (an uninstrumented guest would see memory.grow fail
-		// instead: TestPlainGrowFails).
+		// instead: TestOOMKilled).
 		{image: "grow", memLimit: 1 << 20, wantCode: 137, wantReason: "OOMKilled", wantMsg: "memory limit 1048576 bytes reached"},
 		{image: "grow", memLimit: 65 << 16, wantCode: 0, wantReason: "Completed"},
 	}

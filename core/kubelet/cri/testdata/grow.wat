@@ -1,5 +1,6 @@
-;; grow asks for 64 more pages (4 MiB) and exits 0 if it got them, 1 if not:
-;; under a memory limit, memory.grow fails instead of the guest being killed.
+;; grow asks for 64 more pages (4 MiB) and exits 0 if it got them, 1 if not.
+;; Under a memory limit an instrumented guest is killed at the memory.grow
+;; (OOMKilled); a plain one sees memory.grow fail and exits 1.
 (module
   (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
   (memory (export "memory") 1)

@@ -1,6 +1,6 @@
-;; loop spins without calling anything: only wazero's own stop check (at loop
-;; headers, WithCloseOnContextDone) can end it. Natively it stops; on js/wasm
-;; it cannot yet (see the package doc), so its test runs natively only.
+;; loop spins without calling anything: only the instrumentation's budget
+;; check at its loop header (kubetab.yield) can end it, or, in a plain
+;; (uninstrumented) cache, wazero's own stop check, which works natively only.
 (module
   (memory (export "memory") 1)
   (func (export "_start")
