@@ -459,9 +459,17 @@ func TestTickerWhileBusy(t *testing.T) {
 	}
 	killLatency := time.Since(stopAt)
 	t.Logf("ticks per second %v (want >= 9 each), guest busy %.0f%% of the time, stop took %v", perSecond, busy*100, killLatency)
+	// Under js/wasm nothing but the guest's yields lets the ticker run: that
+	// is the acceptance check. Natively the Go scheduler preempts the guest
+	// anyway, and a missed tick measures a loaded machine (-race, other
+	// processes), so only a gross failure counts.
+	want := 9
+	if runtime.GOOS != "js" {
+		want = 5
+	}
 	for i, c := range perSecond {
-		if c < 9 {
-			t.Errorf("second %d: %d ticks, want at least 9", i, c)
+		if c < want {
+			t.Errorf("second %d: %d ticks, want at least %d", i, c, want)
 		}
 	}
 	if busy < 0.5 {
