@@ -39,7 +39,13 @@ import (
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/deployment"
+	"github.com/kubetab/kubetab/core/controller/endpoint"
+	"github.com/kubetab/kubetab/core/controller/endpointslice"
 	"github.com/kubetab/kubetab/core/controller/garbagecollector"
+	"github.com/kubetab/kubetab/core/controller/job"
+	"github.com/kubetab/kubetab/core/controller/namespace"
+	"github.com/kubetab/kubetab/core/controller/nodelifecycle"
+	"github.com/kubetab/kubetab/core/controller/nodelifecycle/tainteviction"
 	"github.com/kubetab/kubetab/core/controller/replicaset"
 	"github.com/kubetab/kubetab/core/kubelet"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
@@ -176,6 +182,33 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The rest of kube-controller-manager: namespace, node lifecycle and
+	// taint eviction, Job, Endpoints and EndpointSlice controllers.
+	nsc, err := namespace.New(namespace.Config{Client: c.Client(namespace.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	nlc, err := nodelifecycle.New(nodelifecycle.Config{Client: c.Client(nodelifecycle.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	tec, err := tainteviction.New(tainteviction.Config{Client: c.Client(tainteviction.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	jc, err := job.New(job.Config{Client: c.Client(job.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	epc, err := endpoint.New(endpoint.Config{Client: c.Client(endpoint.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	esc, err := endpointslice.New(endpointslice.Config{Client: c.Client(endpointslice.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	runners = append(runners, nsc, nlc, tec, jc, epc, esc)
 	sched, err := scheduler.New(scheduler.Config{Client: c.Client("default-scheduler"), Clock: clk})
 	if err != nil {
 		return err
