@@ -318,9 +318,6 @@ func TestExecEndsWithContainer(t *testing.T) {
 // TestWebImage serves HTTP through the web image, CGI-style, with an
 // emptyDir-like host directory at /data.
 func TestWebImage(t *testing.T) {
-	if runtime.GOOS == "js" {
-		t.Skip("a HostPath mount needs a host file system; under Node wazero has none (see the package doc)")
-	}
 	n := newNode(t, nil, nil)
 	id := n.run(t, cri.ContainerConfig{Name: "web", Image: "web", PodName: "web-1",
 		Env:    []cri.EnvVar{{Name: "POD_IP", Value: "10.244.1.5"}},
