@@ -21,8 +21,13 @@ const (
 // written here because client-go is not a dependency of the browser build.
 //
 // A key's back-off starts at initial and doubles with each Next, up to max.
-// An entry not updated for 2·max is forgotten: a container that ran fine for
-// ten minutes starts over at 10 s.
+// Next stamps the entry with the current time (the restart); an entry whose
+// next failure comes more than 2·max after that stamp has expired and starts
+// over at initial: a container that ran fine for ten minutes after its last
+// restart starts over at 10 s.
+//
+//	crash ─0s─▶ restart ─crash─ 10s ─▶ restart ─crash─ 20s ─▶ ... 160s, 300s, 300s ...
+//	restart ─ runs 10 min+ ─ crash ─0s─▶ restart ─crash─ 10s ─▶ ...
 type backOff struct {
 	clock        clock.PassiveClock
 	initial, max time.Duration
@@ -40,18 +45,20 @@ func newBackOff(c clock.PassiveClock, initial, max time.Duration) *backOff {
 	return &backOff{clock: c, initial: initial, max: max, entries: map[string]*backOffEntry{}}
 }
 
-// Next moves key's back-off one step: initial for a new (or expired) key,
-// else doubled (capped at max). eventTime is when the failure happened.
+// Next moves key's back-off one step: initial for a new key, or one whose
+// failure at eventTime came more than 2·max after its last Next; else
+// doubled (capped at max). The entry is stamped with the current time.
 func (b *backOff) Next(key string, eventTime time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	now := b.clock.Now()
 	e, ok := b.entries[key]
 	if !ok || b.expired(e, eventTime) {
-		b.entries[key] = &backOffEntry{backOff: b.initial, lastUpdate: eventTime}
+		b.entries[key] = &backOffEntry{backOff: b.initial, lastUpdate: now}
 		return
 	}
 	e.backOff = min(2*e.backOff, b.max)
-	e.lastUpdate = eventTime
+	e.lastUpdate = now
 }
 
 // Get returns key's current back-off, 0 if none.

@@ -17,6 +17,11 @@ const (
 	EventErrImageNeverPull      = "ErrImageNeverPull"
 	EventFailedToInspectImage   = "InspectFailed"
 	EventFailedCreatePodSandBox = "FailedCreatePodSandBox"
+	EventContainerUnhealthy     = "Unhealthy"
+	EventContainerProbeWarning  = "ProbeWarning"
+
+	// Volume events.
+	EventFailedMountVolume = "FailedMount"
 
 	// Node events.
 	EventStartingKubelet      = "Starting"

@@ -90,6 +90,11 @@ type Config struct {
 	// NodeStatusUpdateFrequency is the heartbeat period; 0 means
 	// DefaultNodeStatusUpdateFrequency.
 	NodeStatusUpdateFrequency time.Duration
+	// RootDir is the kubelet's directory (upstream --root-dir,
+	// /var/lib/kubelet), where emptyDir volumes live:
+	// <RootDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>. Empty
+	// means a new temporary directory, made when a pod first needs one.
+	RootDir string
 }
 
 // Kubelet is the node agent of one node. Create it with New and start it with
@@ -107,10 +112,14 @@ type Kubelet struct {
 	statusFrequency time.Duration
 	bootID          string
 
-	images       *imageManager
-	crashBackOff *backOff // restart back-off per container, keyed "<pod UID>/<container name>"
-	running      atomic.Bool
-	heartbeats   atomic.Int64 // node status updates done, for tests
+	images        *imageManager
+	crashBackOff  *backOff // restart back-off per container, keyed "<pod UID>/<container name>"
+	volumeBackOff *backOff // set up retries per volume, keyed "<pod UID>/<volume name>"
+	probes        *proberManager
+	stats         statsCache
+	root          rootState
+	running       atomic.Bool
+	heartbeats    atomic.Int64 // node status updates done, for tests
 
 	// mu guards the fields below. It is never held across a CRI call, an API
 	// call or an event. Lock order: mu before backOff.mu and imageManager.mu
@@ -121,6 +130,11 @@ type Kubelet struct {
 	pods     map[types.UID]*podRecord
 	queue    *client.Queue[types.UID]      // nil while Run is not running
 	informer *client.Informer[*corev1.Pod] // nil while Run is not running
+	// The watch caches of what pods refer to (config_objects.go, env.go);
+	// nil while Run is not running.
+	cmInformer      *client.Informer[*corev1.ConfigMap]
+	secretInformer  *client.Informer[*corev1.Secret]
+	serviceInformer *client.Informer[*corev1.Service]
 }
 
 // podRecord is what the kubelet remembers about one of its pods between
@@ -140,6 +154,11 @@ type podRecord struct {
 	// status is the last status the kubelet generated, what `kubectl logs`
 	// checks the container against.
 	status *corev1.PodStatus
+	// volumes are the pod's volumes that were set up, by name.
+	volumes map[string]*mountedVolume
+	// termMessages caches exited containers' termination messages, by
+	// container ID: they are read from a file or the log once.
+	termMessages map[string]string
 }
 
 type waitingReason struct {
@@ -203,6 +222,8 @@ func New(cfg Config) (*Kubelet, error) {
 		statusFrequency: freq,
 		bootID:          string(uuid.NewUUID()),
 		crashBackOff:    newBackOff(clk, backOffPeriod, maxContainerBackOff),
+		volumeBackOff:   newBackOff(clk, volumeRetryInitial, volumeRetryMax),
+		root:            rootState{configured: cfg.RootDir},
 		podCIDR:         cfg.PodCIDR,
 		network:         network,
 		pods:            map[types.UID]*podRecord{},
@@ -211,6 +232,7 @@ func New(cfg Config) (*Kubelet, error) {
 		kl.podCIDR = network.Subnet().String()
 	}
 	kl.images = newImageManager(cfg.Runtime, kl.recorder, clk)
+	kl.probes = newProberManager(kl)
 	return kl, nil
 }
 
@@ -264,19 +286,31 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 		},
 		OnDelete: func(p *corev1.Pod) { q.Add(p.UID) },
 	})
+	// What pods refer to: ConfigMaps and Secrets (env, volumes), Services
+	// (the Service environment variables).
+	cms := client.NewInformer(kl.configMaps(), "", registry.ListOptions{})
+	secrets := client.NewInformer(kl.secrets(), "", registry.ListOptions{})
+	services := client.NewInformer(client.For[*corev1.Service](kl.client, "", "services"), "", registry.ListOptions{})
 	kl.mu.Lock()
 	kl.queue, kl.informer = q, inf
+	kl.cmInformer, kl.secretInformer, kl.serviceInformer = cms, secrets, services
 	kl.mu.Unlock()
+	var wg sync.WaitGroup
+	kl.probes.start(ctx, &wg)
 	defer func() {
+		kl.probes.stop()
 		kl.mu.Lock()
 		kl.queue, kl.informer = nil, nil
+		kl.cmInformer, kl.secretInformer, kl.serviceInformer = nil, nil, nil
 		kl.mu.Unlock()
 	}()
 
-	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(4)
 	go func() { defer wg.Done(); inf.Run(ctx) }()
-	if !client.WaitForCacheSync(ctx, inf.HasSynced) {
+	go func() { defer wg.Done(); cms.Run(ctx) }()
+	go func() { defer wg.Done(); secrets.Run(ctx) }()
+	go func() { defer wg.Done(); services.Run(ctx) }()
+	if !client.WaitForCacheSync(ctx, inf.HasSynced, cms.HasSynced, secrets.HasSynced, services.HasSynced) {
 		q.ShutDown()
 		wg.Wait()
 		return nil
@@ -290,10 +324,11 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); kl.worker(ctx, q) }()
 	}
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); kl.heartbeatLoop(ctx, heartbeat) }()
 	go func() { defer wg.Done(); kl.leaseLoop(ctx) }() // lease.go
 	go func() { defer wg.Done(); kl.resyncLoop(ctx, resync, q, inf) }()
+	go func() { defer wg.Done(); kl.statsLoop(ctx) }() // metrics.go
 
 	<-ctx.Done()
 	q.ShutDown()

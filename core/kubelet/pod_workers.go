@@ -55,6 +55,13 @@ func (kl *Kubelet) syncRunningPod(ctx context.Context, pod *corev1.Pod) (time.Du
 		return 0, err
 	}
 
+	// Its volumes, before anything runs (upstream: WaitForAttachAndMount).
+	// Set up volumes are refreshed: a changed ConfigMap reaches its files.
+	if ready, retry := kl.mountVolumes(ctx, pod); !ready {
+		kl.enqueueAfter(pod.UID, retry)
+		return 0, nil
+	}
+
 	// The pod's sandbox: here, its network (CNI ADD).
 	if _, err := kl.setupNetwork(pod); err != nil {
 		kl.enqueueAfter(pod.UID, sandboxRetryDelay)
@@ -67,6 +74,7 @@ func (kl *Kubelet) syncRunningPod(ctx context.Context, pod *corev1.Pod) (time.Du
 	// needed (ImagePullBackOff, CrashLoopBackOff) is written, so whoever
 	// sees that status and moves the clock is sure to wake the pod up.
 	kl.enqueueAfter(pod.UID, kl.syncContainers(ctx, pod))
+	kl.probes.addPod(pod)
 
 	pod, err = kl.syncStatus(ctx, pod, false)
 	if err != nil {
@@ -138,6 +146,8 @@ func (kl *Kubelet) cleanupPod(ctx context.Context, uid types.UID) error {
 		}
 	}
 	kl.teardownNetwork(uid)
+	kl.probes.removePod(uid)
+	kl.unmountVolumes(uid)
 	kl.crashBackOff.DeletePrefix(string(uid) + "/")
 	kl.images.forget(uid)
 	kl.mu.Lock()
@@ -240,16 +250,21 @@ func (kl *Kubelet) setRestartForChange(uid types.UID, name string) {
 	}
 }
 
-// takeRestartForChange reports and clears the mark setRestartForChange set.
-func (kl *Kubelet) takeRestartForChange(uid types.UID, name string) bool {
+// restartingForChange reports the mark setRestartForChange set; the
+// container's next start clears it.
+func (kl *Kubelet) restartingForChange(uid types.UID, name string) bool {
 	kl.mu.Lock()
 	defer kl.mu.Unlock()
 	rec := kl.pods[uid]
-	if rec == nil || !rec.restartForChange[name] {
-		return false
+	return rec != nil && rec.restartForChange[name]
+}
+
+func (kl *Kubelet) clearRestartForChange(uid types.UID, name string) {
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	if rec := kl.pods[uid]; rec != nil {
+		delete(rec.restartForChange, name)
 	}
-	delete(rec.restartForChange, name)
-	return true
 }
 
 // setupNetwork is the sandbox's CNI ADD; it returns the pod's address.

@@ -111,8 +111,10 @@ func sameImage(a, b string) bool {
 // syncContainers does what the pod's spec asks of its containers, given what
 // the runtime has (upstream: computePodActions followed by SyncPod):
 //
-//  1. a running container whose image was changed in the spec is stopped
-//     ("definition changed") and will be started again with the new image;
+//  1. a running container is killed when its image was changed in the spec
+//     ("definition changed"), or when it failed its liveness or startup
+//     probe; it is started again (at once, unless it is backing off) when
+//     the spec changed or the restartPolicy allows;
 //  2. init containers run one at a time, in order, each to a successful exit;
 //  3. then every regular container without a container is started, and every
 //     exited one is restarted if the restartPolicy says so, after its back-off.
@@ -128,17 +130,37 @@ func (kl *Kubelet) syncContainers(ctx context.Context, pod *corev1.Pod) time.Dur
 	}
 	rp := kl.runtimePod(pod.UID)
 
-	// 1. Spec changes of running containers.
-	changed := false
+	// 1. Running containers to kill: spec changes, failed probes. killed
+	// keeps, for each, the exited container before it: the restart's
+	// back-off is judged against that one, as upstream judges it against the
+	// status it read before killing.
+	killed := map[string]*cri.ContainerStatus{}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		if l := rp.latest(c.Name); l != nil && l.State == cri.ContainerRunning && !sameImage(l.Image, c.Image) {
-			kl.setRestartForChange(pod.UID, c.Name)
-			_ = kl.killContainer(ctx, pod, c.Name, l.ID, fmt.Sprintf("Container %s definition changed, will be restarted", c.Name))
-			changed = true
+		l := rp.latest(c.Name)
+		if l == nil || l.State != cri.ContainerRunning {
+			continue
 		}
+		restart := pod.Spec.RestartPolicy != corev1.RestartPolicyNever
+		var msg string
+		switch {
+		case !sameImage(l.Image, c.Image):
+			msg, restart = fmt.Sprintf("Container %s definition changed", c.Name), true
+			kl.setRestartForChange(pod.UID, c.Name)
+		case kl.probes.failed(l.ID, liveness):
+			msg = fmt.Sprintf("Container %s failed liveness probe", c.Name)
+		case kl.probes.failed(l.ID, startup):
+			msg = fmt.Sprintf("Container %s failed startup probe", c.Name)
+		default:
+			continue
+		}
+		if restart {
+			msg += ", will be restarted"
+		}
+		killed[c.Name] = rp.previous(c.Name)
+		_ = kl.killContainer(ctx, pod, c.Name, l.ID, msg)
 	}
-	if changed {
+	if len(killed) > 0 {
 		rp = kl.runtimePod(pod.UID)
 	}
 
@@ -160,7 +182,7 @@ func (kl *Kubelet) syncContainers(ctx context.Context, pod *corev1.Pod) time.Dur
 		case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
 			return requeue // the pod has failed
 		default:
-			after(kl.restartContainer(ctx, pod, c, l))
+			after(kl.startWithBackOff(ctx, pod, c, l, l.Attempt+1))
 			return requeue
 		}
 	}
@@ -169,16 +191,17 @@ func (kl *Kubelet) syncContainers(ctx context.Context, pod *corev1.Pod) time.Dur
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		l := rp.latest(c.Name)
+		prev, wasKilled := killed[c.Name]
 		switch {
 		case l == nil:
 			after(kl.startContainer(ctx, pod, c, 0))
 		case l.State == cri.ContainerRunning:
 		case l.State == cri.ContainerCreated:
 			after(kl.replaceCreated(ctx, pod, c, l))
-		case kl.takeRestartForChange(pod.UID, c.Name):
-			after(kl.startContainer(ctx, pod, c, l.Attempt+1))
-		case shouldRestart(pod.Spec.RestartPolicy, l.ExitCode):
-			after(kl.restartContainer(ctx, pod, c, l))
+		case wasKilled && (kl.restartingForChange(pod.UID, c.Name) || pod.Spec.RestartPolicy != corev1.RestartPolicyNever):
+			after(kl.startWithBackOff(ctx, pod, c, prev, l.Attempt+1))
+		case kl.restartingForChange(pod.UID, c.Name) || shouldRestart(pod.Spec.RestartPolicy, l.ExitCode):
+			after(kl.startWithBackOff(ctx, pod, c, l, l.Attempt+1))
 		}
 	}
 	return requeue
@@ -193,22 +216,26 @@ func (kl *Kubelet) replaceCreated(ctx context.Context, pod *corev1.Pod, c *corev
 	return kl.startContainer(ctx, pod, c, l.Attempt)
 }
 
-// restartContainer starts container c again after its exited container l,
-// unless it is backing off (upstream: doBackOff). The first restart is at
-// once; then the container waits 10 s, 20 s, 40 s ... (at most 5 min) after
-// each exit, in state Waiting with reason CrashLoopBackOff.
-func (kl *Kubelet) restartContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, l *cri.ContainerStatus) time.Duration {
-	key := string(pod.UID) + "/" + c.Name
-	if in, left := kl.crashBackOff.InBackOffSince(key, l.FinishedAt); in {
-		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", kl.crashBackOff.Get(key), c.Name, formatPod(pod))
-		if kl.setReason(pod.UID, c.Name, ReasonCrashLoopBackOff, msg) {
-			kl.recorder.FieldEventf(pod, fieldPath(pod, c.Name), corev1.EventTypeWarning, EventBackOffStartContainer,
-				"Back-off restarting failed container %s in pod %s", c.Name, formatPod(pod))
+// startWithBackOff starts container c again (restart count attempt) unless
+// it is backing off after exited, the newest exited container of c (nil:
+// none, start at once). Upstream: doBackOff, then startContainer. The first
+// restart is at once; then the container waits 10 s, 20 s, 40 s ... (at most
+// 5 min) after each exit, in state Waiting with reason CrashLoopBackOff. The
+// back-off starts over once a container ran for 10 minutes.
+func (kl *Kubelet) startWithBackOff(ctx context.Context, pod *corev1.Pod, c *corev1.Container, exited *cri.ContainerStatus, attempt uint32) time.Duration {
+	if exited != nil {
+		key := string(pod.UID) + "/" + c.Name
+		if in, left := kl.crashBackOff.InBackOffSince(key, exited.FinishedAt); in {
+			msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", kl.crashBackOff.Get(key), c.Name, formatPod(pod))
+			if kl.setReason(pod.UID, c.Name, ReasonCrashLoopBackOff, msg) {
+				kl.recorder.FieldEventf(pod, fieldPath(pod, c.Name), corev1.EventTypeWarning, EventBackOffStartContainer,
+					"Back-off restarting failed container %s in pod %s", c.Name, formatPod(pod))
+			}
+			return left
 		}
-		return left
+		kl.crashBackOff.Next(key, exited.FinishedAt)
 	}
-	kl.crashBackOff.Next(key, l.FinishedAt)
-	return kl.startContainer(ctx, pod, c, l.Attempt+1)
+	return kl.startContainer(ctx, pod, c, attempt)
 }
 
 // startContainer pulls c's image (per its pull policy), creates the container
@@ -232,7 +259,7 @@ func (kl *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, c *corev
 	}
 
 	// Step 2: create the container.
-	cfg, err := kl.containerConfig(pod, c, attempt)
+	cfg, err := kl.containerConfig(ctx, pod, c, attempt)
 	if err != nil {
 		event(corev1.EventTypeWarning, EventFailedToCreate, "Error: %v", err)
 		return fail(ReasonCreateContainerConfigError, err.Error(), sandboxRetryDelay)
@@ -251,6 +278,7 @@ func (kl *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, c *corev
 	}
 	event(corev1.EventTypeNormal, EventStartedContainer, "Container started")
 	kl.clearReason(pod.UID, c.Name)
+	kl.clearRestartForChange(pod.UID, c.Name)
 	kl.pruneContainers(ctx, pod.UID, c.Name)
 	return 0
 }
@@ -306,9 +334,20 @@ func (kl *Kubelet) killPod(ctx context.Context, pod *corev1.Pod, uid types.UID) 
 }
 
 // containerConfig turns a container of the pod spec into what the runtime
-// runs (upstream: generateContainerConfig).
-func (kl *Kubelet) containerConfig(pod *corev1.Pod, c *corev1.Container, attempt uint32) (cri.ContainerConfig, error) {
-	env, err := kl.makeEnvironment(pod, c)
+// runs (upstream: generateContainerConfig): its environment, command and
+// args with $(VAR) expanded, its volumes (which must be set up), workingDir
+// and limits. limits.memory becomes the guest's memory limit (growing past
+// it ends the container OOMKilled, 137); limits.cpu its share of a core.
+func (kl *Kubelet) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, attempt uint32) (cri.ContainerConfig, error) {
+	podIP := ""
+	if res, ok := kl.podNetwork(pod.UID); ok {
+		podIP = res.IP().String()
+	}
+	env, err := kl.makeEnvironment(ctx, pod, c, podIP)
+	if err != nil {
+		return cri.ContainerConfig{}, err
+	}
+	mounts, err := kl.containerMounts(pod, c, env)
 	if err != nil {
 		return cri.ContainerConfig{}, err
 	}
@@ -316,21 +355,27 @@ func (kl *Kubelet) containerConfig(pod *corev1.Pod, c *corev1.Container, attempt
 	for _, e := range env {
 		vars[e.Name] = e.Value
 	}
-	var mem int64
+	var mem, cpu int64
 	if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
 		mem = q.Value()
 	}
+	if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+		cpu = q.MilliValue()
+	}
 	return cri.ContainerConfig{
-		PodUID:           string(pod.UID),
-		PodName:          pod.Name,
-		PodNamespace:     pod.Namespace,
-		Name:             c.Name,
-		Attempt:          attempt,
-		Image:            c.Image,
-		Command:          expandAll(c.Command, vars),
-		Args:             expandAll(c.Args, vars),
-		Env:              env,
-		MemoryLimitBytes: mem,
+		PodUID:             string(pod.UID),
+		PodName:            pod.Name,
+		PodNamespace:       pod.Namespace,
+		Name:               c.Name,
+		Attempt:            attempt,
+		Image:              c.Image,
+		Command:            expandAll(c.Command, vars),
+		Args:               expandAll(c.Args, vars),
+		Env:                env,
+		Mounts:             mounts,
+		WorkingDir:         c.WorkingDir,
+		MemoryLimitBytes:   mem,
+		CPULimitMillicores: cpu,
 		Labels: map[string]string{
 			labelPodName:       pod.Name,
 			labelPodNamespace:  pod.Namespace,
@@ -340,71 +385,15 @@ func (kl *Kubelet) containerConfig(pod *corev1.Pod, c *corev1.Container, attempt
 	}, nil
 }
 
-// makeEnvironment resolves a container's env (upstream: makeEnvironmentVariables):
-// literal values, with $(VAR) references to variables defined before them,
-// and the downward API's fieldRef. Other sources (ConfigMaps, Secrets,
-// resourceFieldRef, envFrom) are not served by kubetab yet: such a container
-// waits with CreateContainerConfigError.
-func (kl *Kubelet) makeEnvironment(pod *corev1.Pod, c *corev1.Container) ([]cri.EnvVar, error) {
-	if len(c.EnvFrom) > 0 {
-		return nil, fmt.Errorf("envFrom is not supported by kubetab yet")
-	}
-	vars := map[string]string{}
-	var out []cri.EnvVar
-	for _, e := range c.Env {
-		val := e.Value
-		switch {
-		case e.ValueFrom == nil:
-			val = expand(val, vars)
-		case e.ValueFrom.FieldRef != nil:
-			v, err := kl.podFieldValue(pod, e.ValueFrom.FieldRef.FieldPath)
-			if err != nil {
-				return nil, fmt.Errorf("env %q: %w", e.Name, err)
-			}
-			val = v
-		default:
-			return nil, fmt.Errorf("env %q: only value and valueFrom.fieldRef are supported by kubetab yet", e.Name)
-		}
-		vars[e.Name] = val
-		out = append(out, cri.EnvVar{Name: e.Name, Value: val})
-	}
-	return out, nil
-}
-
-// podFieldValue is the downward API: the value of a pod field a fieldRef names.
-func (kl *Kubelet) podFieldValue(pod *corev1.Pod, path string) (string, error) {
-	podIP := ""
-	if res, ok := kl.podNetwork(pod.UID); ok {
-		podIP = res.IP().String()
-	}
-	switch path {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "spec.nodeName":
-		return pod.Spec.NodeName, nil
-	case "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, nil
-	case "status.hostIP", "status.hostIPs":
-		return kl.nodeIP, nil
-	case "status.podIP", "status.podIPs":
-		return podIP, nil
-	}
-	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
-		if rest, ok := strings.CutPrefix(path, prefix+"['"); ok && strings.HasSuffix(rest, "']") {
-			return m[strings.TrimSuffix(rest, "']")], nil
-		}
-	}
-	return "", fmt.Errorf("unsupported fieldPath %q", path)
-}
-
 // expand replaces $(VAR) with the value of VAR when vars has it; $$ is a
 // literal $, and any other reference is left as written (upstream:
 // third_party/forked/golang/expansion, written here in a few lines).
 func expand(s string, vars map[string]string) string {
+	return expandWith(s, func(name string) (string, bool) { v, ok := vars[name]; return v, ok })
+}
+
+// expandWith is expand with a lookup function.
+func expandWith(s string, lookup func(string) (string, bool)) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}
@@ -425,7 +414,7 @@ func expand(s string, vars map[string]string) string {
 				return b.String()
 			}
 			name := s[i+2 : i+2+end]
-			if v, ok := vars[name]; ok {
+			if v, ok := lookup(name); ok {
 				b.WriteString(v)
 			} else {
 				b.WriteString(s[i : i+3+end])

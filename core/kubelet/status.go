@@ -83,13 +83,13 @@ func (kl *Kubelet) generateAPIPodStatus(pod *corev1.Pod, podIsTerminal bool) cor
 	}
 
 	restartable := !podIsTerminal && !isTerminal(old.Phase)
-	s.InitContainerStatuses = convertContainerStatuses(pod, pod.Spec.InitContainers, rp, reasons, ReasonPodInitializing, restartable)
+	s.InitContainerStatuses = kl.convertContainerStatuses(pod, pod.Spec.InitContainers, true, rp, reasons, ReasonPodInitializing, restartable)
 	initialized := initContainersDone(pod, s.InitContainerStatuses)
 	defaultReason := ReasonContainerCreating
 	if !initialized {
 		defaultReason = ReasonPodInitializing
 	}
-	s.ContainerStatuses = convertContainerStatuses(pod, pod.Spec.Containers, rp, reasons, defaultReason, restartable)
+	s.ContainerStatuses = kl.convertContainerStatuses(pod, pod.Spec.Containers, false, rp, reasons, defaultReason, restartable)
 	if isTerminal(old.Phase) {
 		s.Phase = old.Phase // a finished pod never runs again
 	} else {
@@ -157,22 +157,28 @@ func condition(old []corev1.PodCondition, c corev1.PodCondition, now metav1.Time
 }
 
 // convertContainerStatuses builds the status of each container in specs
-// (upstream: convertToAPIContainerStatuses):
+// (upstream: convertToAPIContainerStatuses, with the prober manager's
+// UpdatePodStatus for ready and started):
 //
 //	no container yet              waiting: the reason it waits (ErrImagePull ...) or defaultReason
-//	latest container running      running, ready (no probes yet), started
-//	latest container exited       terminated; but waiting (CrashLoopBackOff ...) with
-//	                              lastState = that termination when it will be restarted
+//	latest container running      running; started once its startup probe succeeded (at once
+//	                              without one); ready once started and its readiness probe
+//	                              succeeded (at once without one)
+//	latest container exited       terminated, with its termination message; but waiting
+//	                              (CrashLoopBackOff ...) with lastState = that termination
+//	                              when it will be restarted
 //	a previous exited container   lastState.terminated
 //
-// restartCount is the latest container's attempt. restartable is false for a
-// pod that will not run again.
-func convertContainerStatuses(pod *corev1.Pod, specs []corev1.Container, rp runtimePod, reasons map[string]waitingReason, defaultReason string, restartable bool) []corev1.ContainerStatus {
+// An init container is ready once it exited 0. restartCount is the latest
+// container's attempt. restartable is false for a pod that will not run
+// again.
+func (kl *Kubelet) convertContainerStatuses(pod *corev1.Pod, specs []corev1.Container, init bool, rp runtimePod, reasons map[string]waitingReason, defaultReason string, restartable bool) []corev1.ContainerStatus {
 	if len(specs) == 0 {
 		return nil
 	}
 	out := make([]corev1.ContainerStatus, 0, len(specs))
-	for _, c := range specs {
+	for i := range specs {
+		c := &specs[i]
 		st := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptrTo(false)}
 		latest := rp.latest(c.Name)
 		if latest == nil {
@@ -191,20 +197,40 @@ func convertContainerStatuses(pod *corev1.Pod, specs []corev1.Container, rp runt
 		switch latest.State {
 		case cri.ContainerRunning:
 			st.State.Running = &corev1.ContainerStateRunning{StartedAt: metaTime(latest.StartedAt)}
-			st.Ready, st.Started = true, ptrTo(true)
+			if init {
+				st.Started = ptrTo(true)
+				break
+			}
+			started := true
+			if c.StartupProbe != nil {
+				started = kl.probes.succeeded(latest.ID, startup)
+			}
+			st.Started = ptrTo(started)
+			if started {
+				st.Ready = true
+				if c.ReadinessProbe != nil {
+					r, ok := kl.probes.result(latest.ID, readiness)
+					st.Ready = ok && r == resultSuccess
+					if !ok {
+						kl.probes.triggerReadiness(pod.UID, c.Name)
+					}
+				}
+			}
 		case cri.ContainerExited:
-			st.State.Terminated = terminated(latest)
+			st.State.Terminated = kl.terminated(pod, c, latest)
+			st.Ready = init && latest.ExitCode == 0
 		default:
 			st.State.Waiting = &corev1.ContainerStateWaiting{Reason: ReasonContainerCreating}
 		}
 		if prev := rp.previous(c.Name); prev != nil {
-			st.LastTerminationState.Terminated = terminated(prev)
+			st.LastTerminationState.Terminated = kl.terminated(pod, c, prev)
 		}
 		// A container that will be started again waits, and says why.
 		if latest.State == cri.ContainerExited && restartable {
 			if r, ok := reasons[c.Name]; ok && willRestart(pod, c.Name, latest) {
 				st.LastTerminationState = st.State
 				st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: r.Reason, Message: r.Message}}
+				st.Ready = false
 			}
 		}
 		out = append(out, st)
@@ -222,11 +248,13 @@ func willRestart(pod *corev1.Pod, name string, latest *cri.ContainerStatus) bool
 	return shouldRestart(pod.Spec.RestartPolicy, latest.ExitCode)
 }
 
-func terminated(c *cri.ContainerStatus) *corev1.ContainerStateTerminated {
+// terminated is an exited container's state, its message enriched with the
+// termination message (see terminationMessage in termination.go).
+func (kl *Kubelet) terminated(pod *corev1.Pod, spec *corev1.Container, c *cri.ContainerStatus) *corev1.ContainerStateTerminated {
 	return &corev1.ContainerStateTerminated{
 		ExitCode:    c.ExitCode,
 		Reason:      c.Reason,
-		Message:     c.Message,
+		Message:     kl.containerMessage(pod, spec, c),
 		StartedAt:   metaTime(c.StartedAt),
 		FinishedAt:  metaTime(c.FinishedAt),
 		ContainerID: containerIDPrefix + c.ID,
