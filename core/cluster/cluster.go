@@ -32,7 +32,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/kubetab/kubetab/core/apiserver"
@@ -140,11 +139,11 @@ func New(cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := c.Client("kube-apiserver")
-	for _, ns := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease} {
-		if _, err := cl.Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("cluster: bootstrap namespace %s: %w", ns, err)
-		}
+	// What kube-apiserver creates at start: the four namespaces (each with its
+	// default ServiceAccount), the system PriorityClasses, and the
+	// "kubernetes" Service in default.
+	if err := reg.Bootstrap(context.Background(), registry.BootstrapConfig{}); err != nil {
+		return nil, fmt.Errorf("cluster: bootstrap: %w", err)
 	}
 	for i := 1; i <= cfg.Nodes; i++ {
 		c.nodes = append(c.nodes, nodeSpec{
