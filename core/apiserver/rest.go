@@ -347,10 +347,8 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, st *registry.Sto
 			return err
 		}
 		return s.writeObject(w, info, http.StatusOK, out)
-	case "status", "":
+	case "status", "", "finalize": // finalize: a namespace's spec.finalizers
 		opts.Subresource = info.Subresource
-	case "finalize":
-		opts.Subresource = "status" // namespaces: spec.finalizers, see registry
 	default:
 		return apierrors.NewMethodNotSupported(st.Resource.GroupResource(), "update")
 	}
