@@ -72,6 +72,8 @@ type Config struct {
 	Registry *registry.Registry
 	// Logs serves pods/log; nil answers 503.
 	Logs LogProvider
+	// Exec serves pods/exec (exec.go); nil answers 503.
+	Exec ExecProvider
 	// Decisions serves the scheduler's decision records (decisions.go); nil answers 503.
 	Decisions DecisionProvider
 	// Clock is used for ages in tables; nil means the real clock.
@@ -144,6 +146,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/apis", s.groups)
 	s.mux.HandleFunc("/apis/", s.resources)
 	s.mux.HandleFunc("/apis/"+schedv1alpha1.GroupName+"/", s.schedulingDecisions)
+	s.mux.HandleFunc(execPattern, s.podExec)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, notFoundPath(r.URL.Path))
 	})
