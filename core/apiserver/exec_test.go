@@ -1,0 +1,111 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubetab/kubetab/core/apiserver/registry"
+)
+
+func TestPodExec(t *testing.T) {
+	type call struct {
+		container string
+		cmd       []string
+		stdin     string
+	}
+	var got []call
+	srv, reg := newTestServerWith(t, func(c *Config) {
+		c.Exec = ExecProviderFunc(func(ctx context.Context, pod *corev1.Pod, container string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+			in := ""
+			if stdin != nil {
+				b, _ := io.ReadAll(stdin)
+				in = string(b)
+			}
+			got = append(got, call{container, cmd, in})
+			if cmd[0] == "missing" {
+				return 0, apierrors.NewBadRequest(`container not found ("hello")`)
+			}
+			fmt.Fprintf(stdout, "out %s\n", strings.Join(cmd, " "))
+			fmt.Fprintln(stderr, "err")
+			if cmd[0] == "fail" {
+				return 3, nil
+			}
+			return 0, nil
+		})
+	})
+	pods := reg.MustLookup("", "pods")
+	for _, p := range []*corev1.Pod{
+		{Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "hello", Image: "hello"}}}},
+		{Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "a", Image: "hello"}, {Name: "b", Image: "hello"}}}},
+		{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "hello"}}}},
+	} {
+		p.Namespace = "default"
+		p.Name = map[int]string{1: "one", 2: "two"}[len(p.Spec.Containers)]
+		if p.Spec.NodeName == "" {
+			p.Name = "pending"
+		}
+		if _, err := pods.Create(context.Background(), "default", p, registry.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := srv.URL + "/api/v1/namespaces/default/pods/"
+	tests := []struct {
+		name, method, path, body string
+		hdr                      []string
+		code                     int
+		want                     string // in the body
+	}{
+		{"runs", "POST", "one/exec?command=ls&command=-l", "", nil, 200, `"stdout":"out ls -l\n","stderr":"err\n","exitCode":0,"status":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"}`},
+		{"non-zero exit", "POST", "one/exec?command=fail", "", nil, 200, `"exitCode":3,"status":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"command terminated with non-zero exit code: error executing command [fail], exit code 3","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"3"}]}}`},
+		{"stdout off", "POST", "one/exec?command=ls&stdout=false", "", nil, 200, `"stdout":"","stderr":"err\n"`},
+		{"stdin", "POST", "one/exec?command=cat&stdin=true", "hi", nil, 200, `"stdout":"out cat\n"`},
+		{"named container", "POST", "two/exec?container=b&command=ls", "", nil, 200, `"exitCode":0`},
+		{"container required", "POST", "two/exec?command=ls", "", nil, 400, `a container name must be specified for pod two, choose one of: [a b]`},
+		{"bad container", "POST", "one/exec?container=x&command=ls", "", nil, 400, `container x is not valid for pod one`},
+		{"no command", "POST", "one/exec", "", nil, 400, `you must specify at least 1 command`},
+		{"not scheduled", "POST", "pending/exec?command=ls", "", nil, 400, `pod pending does not have a host assigned`},
+		{"no such pod", "POST", "nope/exec?command=ls", "", nil, 404, `pods \"nope\" not found`},
+		{"provider error", "POST", "one/exec?command=missing", "", nil, 400, `container not found (\"hello\")`},
+		{"GET", "GET", "one/exec?command=ls", "", nil, 405, `"reason":"MethodNotAllowed"`},
+		{"websocket", "GET", "one/exec?command=ls", "", []string{"Connection", "Upgrade", "Upgrade", "websocket"}, 400, `upgrading to \"websocket\" is not supported`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body, _ := do(t, tt.method, base+tt.path, "", tt.body, tt.hdr...)
+			if code != tt.code || !strings.Contains(body, tt.want) {
+				t.Errorf("%s %s = %d %s\nwant %d with %s", tt.method, tt.path, code, body, tt.code, tt.want)
+			}
+		})
+	}
+	want := []call{
+		{"hello", []string{"ls", "-l"}, ""}, {"hello", []string{"fail"}, ""}, {"hello", []string{"ls"}, ""},
+		{"hello", []string{"cat"}, "hi"}, {"b", []string{"ls"}, ""}, {"hello", []string{"missing"}, ""},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("calls = %v, want %v", got, want)
+	}
+
+	// A completed pod cannot be exec'd into.
+	obj, _ := pods.Get(context.Background(), "default", "one")
+	p := obj.(*corev1.Pod)
+	p.Status.Phase = corev1.PodSucceeded
+	if _, err := pods.Update(context.Background(), p, registry.UpdateOptions{Subresource: "status"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, body, _ := do(t, "POST", base+"one/exec?command=ls", "", ""); code != 400 ||
+		!strings.Contains(body, "cannot exec into a container in a completed pod; current phase is Succeeded") {
+		t.Errorf("exec into a completed pod = %d %s", code, body)
+	}
+	var res ExecResult
+	_, body, _ := do(t, "POST", base+"two/exec?container=a&command=x", "", "")
+	if err := json.Unmarshal([]byte(body), &res); err != nil || res.Stdout != "out x\n" || res.Status.Status != "Success" {
+		t.Errorf("decoded result = %+v, %v", res, err)
+	}
+}

@@ -1,0 +1,82 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubetab/kubetab/core/apiserver"
+	"github.com/kubetab/kubetab/core/kubelet/cri"
+)
+
+var _ apiserver.ExecProvider = (*Kubelet)(nil)
+
+// Exec runs cmd in a container of a pod on this node and waits for it: what
+// `kubectl exec POD [-c C] -- CMD ARGS` asks for (upstream: the API server
+// proxies pods/exec to the kubelet's /exec endpoint, which streams to the
+// runtime's Exec). It implements apiserver.ExecProvider.
+//
+// WASI has no processes, so the command is a second instance of the
+// container's image with cmd as its argv, the container's environment and
+// volumes (see cri.Runtime.ExecSync): `kubectl exec web -- web --unhealthy`
+// runs the web program once more, and it sees the same /data. Output is
+// written once the command has ended (no streaming), and stdin cannot be
+// passed yet: a non-empty stdin is refused. exitCode is the command's; err is
+// set when it could not run, as a Kubernetes status error (`container not
+// found ("hello")` for a container that is not running).
+func (kl *Kubelet) Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if pod.Spec.NodeName != kl.nodeName {
+		return 0, apierrors.NewInternalError(fmt.Errorf("pod %q is on node %q, not on %q", pod.Name, pod.Spec.NodeName, kl.nodeName))
+	}
+	if len(cmd) == 0 {
+		return 0, apierrors.NewBadRequest("you must specify at least 1 command")
+	}
+	if container == "" && len(pod.Spec.Containers) == 1 {
+		container = pod.Spec.Containers[0].Name
+	}
+	if stdin != nil {
+		var one [1]byte
+		if n, _ := io.ReadFull(stdin, one[:]); n > 0 {
+			return 0, apierrors.NewBadRequest("kubetab cannot pass stdin to a command yet: run it without -i, or give the input as arguments")
+		}
+	}
+	notFound := apierrors.NewBadRequest(fmt.Sprintf("container not found (%q)", container))
+	running := cri.ContainerRunning
+	list := kl.runtime.ListContainers(cri.ContainerFilter{PodUID: string(pod.UID), State: &running})
+	id := ""
+	for _, c := range list {
+		if c.Name == container {
+			id = c.ID
+		}
+	}
+	if id == "" {
+		return 0, notFound
+	}
+	out, errOut, code, err := kl.runtime.ExecSync(ctx, id, cmd, 0)
+	if stdout != nil && len(out) > 0 {
+		if _, werr := stdout.Write(out); werr != nil {
+			return 0, werr
+		}
+	}
+	if stderr != nil && len(errOut) > 0 {
+		if _, werr := stderr.Write(errOut); werr != nil {
+			return 0, werr
+		}
+	}
+	switch {
+	case err == nil:
+		return int(code), nil
+	case errors.Is(err, cri.ErrContainerNotRunning):
+		return 0, notFound
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case errors.Is(err, cri.ErrInvalidConfig):
+		return 0, apierrors.NewBadRequest(strings.TrimPrefix(err.Error(), "cri: invalid container config: "))
+	}
+	return 0, apierrors.NewInternalError(fmt.Errorf("failed to exec in container: %s", rpcError(err)))
+}
