@@ -122,7 +122,7 @@ func (dc *Controller) cleanupUnhealthyReplicas(ctx context.Context, oldRSs []*ap
 // spec.replicas − maxUnavailable.
 func (dc *Controller) scaleDownOldReplicaSetsForRollingUpdate(ctx context.Context, allRSs, oldRSs []*appsv1.ReplicaSet, d *appsv1.Deployment) (int32, error) {
 	minAvailable := replicas(d) - maxUnavailable(d)
-	available := availableReplicaCount(allRSs)
+	available := boundedAvailableReplicaCount(allRSs)
 	if available <= minAvailable {
 		return 0, nil
 	}

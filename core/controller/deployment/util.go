@@ -336,12 +336,20 @@ func isSaturated(d *appsv1.Deployment, rs *appsv1.ReplicaSet) bool {
 
 // newRSNewReplicas is how big the new ReplicaSet may be now: up to
 // spec.replicas, without the total exceeding spec.replicas + maxSurge.
+//
+// The total counts, for each ReplicaSet, the larger of spec.replicas and
+// status.replicas (kubetab; upstream counts spec.replicas only). An old
+// ReplicaSet just scaled from 10 to 9 still has 10 running pods until its
+// own controller deletes one; counting 9 would let the new ReplicaSet's
+// controller race ahead and run 13 pods for a moment with maxSurge 2.
+// Waiting for the status keeps the pods, not only the specs, within
+// spec.replicas + maxSurge.
 func newRSNewReplicas(d *appsv1.Deployment, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) int32 {
 	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
 		return replicas(d)
 	}
 	maxTotal := replicas(d) + maxSurge(d)
-	current := specReplicaCount(allRSs)
+	current := podReplicaCount(allRSs)
 	if current >= maxTotal {
 		return rsReplicas(newRS)
 	}
@@ -374,6 +382,34 @@ func actualReplicaCount(rss []*appsv1.ReplicaSet) int32 {
 
 func readyReplicaCount(rss []*appsv1.ReplicaSet) int32 {
 	return statusCount(rss, func(s appsv1.ReplicaSetStatus) int32 { return s.ReadyReplicas })
+}
+
+// podReplicaCount sums max(spec.replicas, status.replicas): the pods each
+// ReplicaSet has or is about to have.
+func podReplicaCount(rss []*appsv1.ReplicaSet) int32 {
+	var n int32
+	for _, rs := range rss {
+		if rs != nil {
+			n += max(rsReplicas(rs), rs.Status.Replicas)
+		}
+	}
+	return n
+}
+
+// boundedAvailableReplicaCount sums min(status.availableReplicas,
+// spec.replicas): a ReplicaSet just scaled down is about to lose the pods
+// above its spec, even if its status (not yet updated) still counts them
+// available. Scale-down decisions use it (kubetab; upstream uses the
+// status alone, and a stale status can let it scale down twice for the
+// same available pods).
+func boundedAvailableReplicaCount(rss []*appsv1.ReplicaSet) int32 {
+	var n int32
+	for _, rs := range rss {
+		if rs != nil {
+			n += min(rs.Status.AvailableReplicas, rsReplicas(rs))
+		}
+	}
+	return n
 }
 
 func availableReplicaCount(rss []*appsv1.ReplicaSet) int32 {

@@ -1,0 +1,544 @@
+package cluster_test
+
+// Acceptance tests of the controllers against a whole cluster (API server,
+// controllers, scheduler, kubelets running wasm guests) on a fake clock:
+// the test moves time one second at a time, so 5 minutes of tolerations or
+// a 20 s Job back-off take a fraction of a second, and nothing sleeps.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
+	"github.com/kubetab/kubetab/core/cluster"
+	"github.com/kubetab/kubetab/wasm/images"
+)
+
+// acceptanceTimeout bounds every wait in real time; the cluster's own time
+// is the fake clock.
+const acceptanceTimeout = 3 * time.Minute
+
+// fakeCluster is a started cluster on a fake clock, and the test's log of
+// how the clock moved.
+type fakeCluster struct {
+	*cluster.Cluster
+	t   *testing.T
+	ctx context.Context
+	clk *testingclock.FakeClock
+	cl  *client.Client
+
+	// beforeStep, when set, runs before every step (the rollout test waits
+	// for its watch to catch up there).
+	beforeStep func()
+	// mu guards steps: after step i the store was at revision steps[i].rev
+	// and the clock at steps[i].at.
+	mu    sync.Mutex
+	steps []step
+	start time.Time
+}
+
+type step struct {
+	rev int64
+	at  time.Time
+}
+
+func startFakeCluster(t *testing.T) *fakeCluster {
+	t.Helper()
+	start := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	clk := testingclock.NewFakeClock(start)
+	c, err := cluster.New(cluster.Config{Images: images.New(), Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeCluster{Cluster: c, t: t, ctx: ctx, clk: clk, cl: c.Client("test"), start: start}
+	f.until("3 Ready nodes with Leases", func() (bool, string) {
+		nodes, _, _ := f.cl.Nodes().List(ctx, "", registry.ListOptions{})
+		ready := 0
+		for _, n := range nodes {
+			if nodeReady(n) == corev1.ConditionTrue && f.lease(n.Name) != nil {
+				ready++
+			}
+		}
+		return ready == 3, fmt.Sprint(ready)
+	})
+	return f
+}
+
+func nodeReady(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func (f *fakeCluster) lease(node string) *coordinationv1.Lease {
+	l, err := client.For[*coordinationv1.Lease](f.cl, coordinationv1.GroupName, "leases").Get(f.ctx, corev1.NamespaceNodeLease, node)
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// step moves the clock one second. Before that it lets every running
+// kubelet catch up with its Lease (so a slow machine never makes a healthy
+// node look dead) and runs beforeStep.
+func (f *fakeCluster) step() {
+	f.t.Helper()
+	deadline := time.Now().Add(acceptanceTimeout)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for _, n := range []string{"node-1", "node-2", "node-3"} {
+		for f.NodeRunning(n) {
+			l := f.lease(n)
+			if l != nil && l.Spec.RenewTime != nil && f.clk.Since(l.Spec.RenewTime.Time) <= 20*time.Second {
+				break
+			}
+			if time.Now().After(deadline) {
+				f.t.Fatalf("the kubelet of %s stopped renewing its Lease", n)
+			}
+			<-tick.C
+		}
+	}
+	if f.beforeStep != nil {
+		f.beforeStep()
+	}
+	f.clk.Step(time.Second)
+	f.mu.Lock()
+	f.steps = append(f.steps, step{rev: f.Store.Revision(), at: f.clk.Now()})
+	f.mu.Unlock()
+}
+
+// timeOf is the clock's time when the write of revision rev happened, or
+// earlier: a write racing with a step gets the time before the step.
+func (f *fakeCluster) timeOf(rev int64) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at := f.start
+	for _, s := range f.steps {
+		if s.rev >= rev {
+			break
+		}
+		at = s.at
+	}
+	return at
+}
+
+// until steps the clock until cond holds.
+func (f *fakeCluster) until(what string, cond func() (bool, string)) {
+	f.t.Helper()
+	deadline := time.Now().Add(acceptanceTimeout)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("timed out waiting for %s at cluster time +%v: %s", what, f.clk.Since(f.start), msg)
+		}
+		<-tick.C
+		f.step()
+	}
+}
+
+func (f *fakeCluster) pods(namespace string, sel labels.Selector) []*corev1.Pod {
+	pods, _, err := f.cl.Pods().List(f.ctx, namespace, registry.ListOptions{LabelSelector: sel})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	return pods
+}
+
+func (f *fakeCluster) hasEvent(namespace, reason, message string) (bool, string) {
+	evs, _, err := f.cl.Events().List(f.ctx, namespace, registry.ListOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	var seen []string
+	for _, e := range evs {
+		if e.Reason == reason && e.Message == message {
+			return true, ""
+		}
+		if e.Reason == reason {
+			seen = append(seen, e.Message)
+		}
+	}
+	return false, fmt.Sprintf("no %s event %q among %q", reason, message, seen)
+}
+
+func (f *fakeCluster) logs(p *corev1.Pod) string {
+	k, ok := f.Kubelet(p.Spec.NodeName)
+	if !ok {
+		return ""
+	}
+	var buf bytes.Buffer
+	_ = k.PodLogs(f.ctx, p, &corev1.PodLogOptions{}, &buf)
+	return buf.String()
+}
+
+func podReadyCondition(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodReady {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// --- Deployment rollout ---
+
+// podHistory follows the pods of a selector through a watch and checks,
+// after every event, how many exist and how many are available.
+type podHistory struct {
+	f        *fakeCluster
+	sel      labels.Selector
+	minReady time.Duration
+
+	// mu guards the fields below.
+	mu        sync.Mutex
+	pods      map[string]*corev1.Pod
+	lastRV    int64
+	events    int
+	maxPods   int // active pods: not terminating, not finished
+	maxAll    int // every pod object, terminating ones too
+	minAvail  int
+	violation []string
+}
+
+func (h *podHistory) available(now time.Time) int {
+	n := 0
+	for _, p := range h.pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		// Available as upstream's podutil.IsPodAvailable: Ready for at
+		// least minReadySeconds.
+		c := podReadyCondition(p)
+		if c != nil && c.Status == corev1.ConditionTrue && (h.minReady == 0 || c.LastTransitionTime.Add(h.minReady).Before(now)) {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *podHistory) active() int {
+	n := 0
+	for _, p := range h.pods {
+		if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			n++
+		}
+	}
+	return n
+}
+
+// watchPods starts a history from the current pods.
+func (f *fakeCluster) watchPods(sel labels.Selector, minReady time.Duration, maxPods, minAvail int) *podHistory {
+	pods, rv, err := f.cl.Pods().List(f.ctx, "default", registry.ListOptions{LabelSelector: sel})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	h := &podHistory{f: f, sel: sel, minReady: minReady, pods: map[string]*corev1.Pod{}, minAvail: 1 << 30}
+	for _, p := range pods {
+		h.pods[p.Name] = p
+	}
+	fmt.Sscan(rv, &h.lastRV)
+	w, err := f.cl.Pods().Watch(f.ctx, "default", registry.ListOptions{LabelSelector: sel, ResourceVersion: rv})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			var rev int64
+			fmt.Sscan(p.ResourceVersion, &rev)
+			now := f.timeOf(rev)
+			h.mu.Lock()
+			if ev.Type == watch.Deleted {
+				delete(h.pods, p.Name)
+			} else {
+				h.pods[p.Name] = p
+			}
+			h.lastRV, h.events = rev, h.events+1
+			a, n := h.available(now), h.active()
+			h.maxPods, h.maxAll, h.minAvail = max(h.maxPods, n), max(h.maxAll, len(h.pods)), min(h.minAvail, a)
+			if n > maxPods || a < minAvail {
+				h.violation = append(h.violation, fmt.Sprintf("after %s %s (rv %d, +%v): %d pods, %d available",
+					ev.Type, p.Name, rev, now.Sub(f.start), n, a))
+			}
+			h.mu.Unlock()
+		}
+	}()
+	f.t.Cleanup(func() { w.Stop(); <-done })
+	// The clock moves only once the watch has seen every write so far, so
+	// each event is judged at the time it happened.
+	f.beforeStep = func() { h.catchUp() }
+	return h
+}
+
+// catchUp waits until the watch has delivered every write so far: the
+// history holds exactly the pods a fresh list shows, at their versions.
+// (A watch delivers in order, so the intermediate states came before.)
+func (h *podHistory) catchUp() {
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(100 * time.Microsecond)
+	defer tick.Stop()
+	for {
+		pods, _, err := h.f.cl.Pods().List(h.f.ctx, "default", registry.ListOptions{LabelSelector: h.sel})
+		if err != nil {
+			return
+		}
+		h.mu.Lock()
+		same := len(pods) == len(h.pods) && h.liveCountLocked(pods) == len(pods)
+		h.mu.Unlock()
+		if same || time.Now().After(deadline) {
+			return
+		}
+		<-tick.C
+	}
+}
+
+// liveCountLocked is how many of pods the history holds at their version.
+func (h *podHistory) liveCountLocked(pods []*corev1.Pod) int {
+	n := 0
+	for _, p := range pods {
+		if q, ok := h.pods[p.Name]; ok && q.ResourceVersion == p.ResourceVersion {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *podHistory) check(t *testing.T, what string) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t.Logf("%s: %d pod events; at most %d pods (%d with terminating ones), at least %d available",
+		what, h.events, h.maxPods, h.maxAll, h.minAvail)
+	for _, v := range h.violation {
+		t.Errorf("%s: %s", what, v)
+	}
+	if h.events == 0 {
+		t.Errorf("%s: no pod events seen", what)
+	}
+}
+
+func (f *fakeCluster) deployment(name string) *appsv1.Deployment {
+	d, err := f.cl.Deployments().Get(f.ctx, "default", name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return d
+}
+
+// rolledOut: the Deployment's current generation is observed and all
+// replicas are updated and available, with none of older ReplicaSets left.
+func (f *fakeCluster) rolledOut(name string, replicas int32) func() (bool, string) {
+	return func() (bool, string) {
+		d := f.deployment(name)
+		s := d.Status
+		msg := fmt.Sprintf("generation %d/%d replicas %d updated %d available %d", s.ObservedGeneration, d.Generation, s.Replicas, s.UpdatedReplicas, s.AvailableReplicas)
+		return s.ObservedGeneration >= d.Generation && s.Replicas == replicas && s.UpdatedReplicas == replicas && s.AvailableReplicas == replicas, msg
+	}
+}
+
+// updateDeployment re-reads and writes a Deployment, retrying conflicts.
+func (f *fakeCluster) updateDeployment(name string, mutate func(*appsv1.Deployment)) {
+	for i := 0; ; i++ {
+		d := f.deployment(name).DeepCopy()
+		mutate(d)
+		_, err := f.cl.Deployments().Update(f.ctx, d)
+		if err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) || i > 20 {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// rollbackToPrevious does what `kubectl rollout undo deployment/<name>`
+// does, through the API: find the ReplicaSet of the previous revision, copy
+// its pod template (without the pod-template-hash label) into the
+// Deployment, and take its annotations (k8s.io/kubectl/pkg/polymorphichelpers
+// rollback.go, DeploymentRollbacker). The rest is the controller's.
+func (f *fakeCluster) rollbackToPrevious(name string) *appsv1.ReplicaSet {
+	d := f.deployment(name)
+	rss, _, err := f.cl.ReplicaSets().List(f.ctx, "default", registry.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var owned []*appsv1.ReplicaSet
+	for _, rs := range rss {
+		if metav1.IsControlledBy(rs, d) {
+			owned = append(owned, rs)
+		}
+	}
+	revision := func(rs *appsv1.ReplicaSet) int64 {
+		var n int64
+		fmt.Sscan(rs.Annotations["deployment.kubernetes.io/revision"], &n)
+		return n
+	}
+	sort.Slice(owned, func(i, j int) bool { return revision(owned[i]) > revision(owned[j]) })
+	if len(owned) < 2 {
+		f.t.Fatalf("no previous revision among %d ReplicaSets", len(owned))
+	}
+	prev := owned[1]
+	skip := map[string]bool{
+		corev1.LastAppliedConfigAnnotation: true, "deployment.kubernetes.io/revision": true,
+		"deployment.kubernetes.io/revision-history": true, "deployment.kubernetes.io/desired-replicas": true,
+		"deployment.kubernetes.io/max-replicas": true, appsv1.DeprecatedRollbackTo: true,
+	}
+	f.updateDeployment(name, func(d *appsv1.Deployment) {
+		tmpl := prev.Spec.Template.DeepCopy()
+		delete(tmpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+		d.Spec.Template = *tmpl
+		ann := map[string]string{}
+		for k := range skip {
+			if v, ok := d.Annotations[k]; ok {
+				ann[k] = v
+			}
+		}
+		for k, v := range prev.Annotations {
+			if !skip[k] {
+				ann[k] = v
+			}
+		}
+		d.Annotations = ann
+	})
+	return prev
+}
+
+// Rolling update of 10 replicas with maxSurge=2 and maxUnavailable=1:
+// checked over the watch history of the pods, there are never more than 12
+// pods nor fewer than 9 available (Ready for minReadySeconds). Then
+// `rollout undo`: the first ReplicaSet is reused, with revision 3, and the
+// pods greet as hello:1.0 again.
+func TestRollingUpdateBoundsAndUndo(t *testing.T) {
+	f := startFakeCluster(t)
+	const minReady = 2
+	sel := labels.SelectorFromSet(labels.Set{"app": "web"})
+	surge, unavailable := intstr.FromInt32(2), intstr.FromInt32(1)
+	_, err := f.cl.Deployments().Create(f.ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas:        int32p(10),
+			MinReadySeconds: minReady,
+			Selector:        &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &surge, MaxUnavailable: &unavailable}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "hello:1.0"}}},
+			},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.until("10 available", f.rolledOut("web", 10))
+	firstRS := f.deployment("web").Annotations["deployment.kubernetes.io/revision"]
+	rss, _, _ := f.cl.ReplicaSets().List(f.ctx, "default", registry.ListOptions{})
+	if len(rss) != 1 || firstRS != "1" {
+		t.Fatalf("%d ReplicaSets, revision %q", len(rss), firstRS)
+	}
+	first := rss[0]
+
+	// kubectl set image deployment/web hello=hello:2.0
+	h := f.watchPods(sel, minReady*time.Second, 12, 9)
+	f.updateDeployment("web", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "hello:2.0" })
+	f.until("rolled out to hello:2.0", f.rolledOut("web", 10))
+	f.until("old pods gone", func() (bool, string) {
+		n := 0
+		for _, p := range f.pods("default", sel) {
+			if p.Spec.Containers[0].Image != "hello:2.0" {
+				n++
+			}
+		}
+		return n == 0, fmt.Sprint(n, " old pods")
+	})
+	h.check(t, "set image")
+	d := f.deployment("web")
+	if d.Annotations["deployment.kubernetes.io/revision"] != "2" {
+		t.Errorf("revision %q after the update, want 2", d.Annotations["deployment.kubernetes.io/revision"])
+	}
+
+	// kubectl rollout undo deployment/web
+	h = f.watchPods(sel, minReady*time.Second, 12, 9)
+	prev := f.rollbackToPrevious("web")
+	if prev.UID != first.UID {
+		t.Fatalf("the previous revision is %s, want the first ReplicaSet %s", prev.Name, first.Name)
+	}
+	f.until("rolled back", f.rolledOut("web", 10))
+	f.until("hello:2.0 pods gone", func() (bool, string) {
+		n := 0
+		for _, p := range f.pods("default", sel) {
+			if p.Spec.Containers[0].Image != "hello:1.0" {
+				n++
+			}
+		}
+		return n == 0, fmt.Sprint(n, " hello:2.0 pods")
+	})
+	h.check(t, "rollout undo")
+
+	d = f.deployment("web")
+	rss, _, _ = f.cl.ReplicaSets().List(f.ctx, "default", registry.ListOptions{})
+	if len(rss) != 2 {
+		t.Fatalf("%d ReplicaSets after the undo, want 2: the first one is reused", len(rss))
+	}
+	for _, rs := range rss {
+		switch rs.UID {
+		case first.UID:
+			if rs.Name != first.Name || *rs.Spec.Replicas != 10 || rs.Annotations["deployment.kubernetes.io/revision"] != "3" ||
+				rs.Annotations["deployment.kubernetes.io/revision-history"] != "1" {
+				t.Errorf("reused ReplicaSet %s: replicas %d annotations %v; want 10, revision 3, history 1", rs.Name, *rs.Spec.Replicas, rs.Annotations)
+			}
+		default:
+			if *rs.Spec.Replicas != 0 || rs.Annotations["deployment.kubernetes.io/revision"] != "2" {
+				t.Errorf("ReplicaSet %s: replicas %d revision %q; want 0 and 2", rs.Name, *rs.Spec.Replicas, rs.Annotations["deployment.kubernetes.io/revision"])
+			}
+		}
+	}
+	if rev := d.Annotations["deployment.kubernetes.io/revision"]; rev != "3" {
+		t.Errorf("deployment revision %q, want 3", rev)
+	}
+	pods := f.pods("default", sel)
+	f.until("hello:1.0 greeting", func() (bool, string) {
+		out := f.logs(pods[0])
+		return strings.Contains(out, "Hello from "+pods[0].Name+"! (hello:1.0)"), out
+	})
+	if pods[0].Labels[appsv1.DefaultDeploymentUniqueLabelKey] != first.Labels[appsv1.DefaultDeploymentUniqueLabelKey] {
+		t.Errorf("pod %s has hash %s, want the first ReplicaSet's %s", pods[0].Name,
+			pods[0].Labels[appsv1.DefaultDeploymentUniqueLabelKey], first.Labels[appsv1.DefaultDeploymentUniqueLabelKey])
+	}
+}
