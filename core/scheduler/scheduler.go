@@ -15,12 +15,27 @@
 // scheduleOne takes one pod, runs the framework's filters on the nodes of a
 // snapshot, scores the nodes that fit, assumes the pod on the best one in the
 // cache, and binds it in the background while the next pod is scheduled. When
-// no node fits, it records a FailedScheduling event, sets the pod's
+// no node fits, preemption (plugins/defaultpreemption) may delete pods of
+// lower priority to make room and nominate a node (nominator.go); either way
+// the scheduler records a FailedScheduling event, sets the pod's
 // PodScheduled condition to False with the same message, and puts the pod
 // back in the queue to wait for a change in the cluster.
 //
-// Each attempt also leaves a Decision (decision.go): the per-node,
-// per-plugin results, for the cluster view to draw.
+// The default profile (plugins.DefaultPlugins) is upstream's: NodeUnschedulable,
+// NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
+// PodTopologySpread, InterPodAffinity, DefaultPreemption,
+// NodeResourcesBalancedAllocation, ImageLocality, with upstream's weights.
+//
+// Each attempt also leaves a Decision (decision.go): which filter rejected
+// which node and why, and the scores of the best nodes, compacted so its size
+// does not grow with the cluster. The API server serves it read-only at
+// /apis/scheduling.kubetab.dev/v1alpha1/namespaces/NS/schedulingdecisions/POD
+// (Scheduler.SchedulingDecision; see apis/v1alpha1), `kubectl scheduling
+// explain POD` prints it, and the cluster view draws it.
+//
+// In a browser the Go program has one thread and no preemption: the loop
+// yields between pods and every few dozen nodes inside a cycle
+// (internal/yield), so the page and the API server keep running.
 package scheduler
 
 import (
