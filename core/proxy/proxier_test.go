@@ -206,8 +206,8 @@ func TestRoute(t *testing.T) {
 	for _, p := range nodes {
 		eventually(t, "rules for every fixture", func() bool { return len(p.ServicePorts()) == 6 })
 	}
-	pod := addr("10.244.1.9")   // a client pod on node-1
-	host := addr(nodeIP(1))     // a client on node-1's host network
+	pod := addr("10.244.1.9")    // a client pod on node-1
+	host := addr(nodeIP(1))      // a client on node-1's host network
 	outside := addr("192.0.2.7") // a client outside the cluster
 
 	cases := []struct {
