@@ -29,8 +29,8 @@
 //	anything else in the zone                    NXDOMAIN
 //
 // Names outside the zone would go to the upstream resolvers of the node
-// (the "forward . /etc/resolv.conf" line); a tab has no Internet, so they
-// fail with SERVFAIL.
+// (the "forward . /etc/resolv.conf" line). A tab has no Internet, so the
+// server answers them as an upstream that knows no names would: NXDOMAIN.
 //
 // # Resolving from a pod
 //
@@ -245,7 +245,7 @@ func (s *Server) Query(name string, qtype Type) Response {
 	fqdn := strings.ToLower(strings.TrimSuffix(name, ".")) + "."
 	rel, ok := s.inZone(fqdn)
 	if !ok {
-		return Response{Rcode: RcodeServFail} // would be forwarded upstream: none here
+		return Response{Rcode: RcodeNXDomain} // would be forwarded upstream: none here
 	}
 	recs, rcode := s.records(fqdn, rel)
 	if rcode != RcodeSuccess {
