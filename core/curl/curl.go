@@ -375,6 +375,11 @@ func (c *command) fetch(ctx context.Context, raw string, body []byte) int {
 		if u.Hostname() == "" {
 			return c.fail(ExitURLMalformat, "URL rejected: No host part in the URL")
 		}
+		if p := u.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
+				return c.fail(ExitURLMalformat, "URL rejected: Port number was not a decimal number between 0 and 65535")
+			}
+		}
 		resp, code := c.roundTrip(ctx, u, method, body, start, connected)
 		if resp == nil {
 			return code
