@@ -85,11 +85,32 @@ func TestExplain(t *testing.T) {
 	}
 	golden(t, "explain", b.String())
 
-	// Without OpenAPI on the server, a clear error.
-	_, errs, code := e.run("explain deployments")
-	if code == 0 || !strings.Contains(errs, "does not serve OpenAPI v3") {
-		t.Errorf("explain without /openapi/v3: exit %d, %s", code, errs)
+	// Against kubetab's own /openapi/v3, generated from the served types.
+	out, errs, code := e.run("explain deployment.spec.replicas")
+	if code != 0 || !strings.Contains(out, "FIELD: replicas <integer>") || !strings.Contains(out, "Number of desired pods") {
+		t.Errorf("explain against the server: exit %d, %s%s", code, out, errs)
 	}
+
+	// A server without OpenAPI gets a clear error.
+	old, err := New(Config{Transport: withoutOpenAPI{next: InProcessTransport(e.srv)}, Clock: e.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code = old.Run(context.Background(), []string{"explain", "deployments"}, IOStreams{Out: &stdout, ErrOut: &stderr})
+	if code == 0 || !strings.Contains(stderr.String(), "does not serve OpenAPI v3") {
+		t.Errorf("explain without /openapi/v3: exit %d, %s", code, stderr.String())
+	}
+}
+
+// withoutOpenAPI answers 404 for /openapi/..., like a server that serves none.
+type withoutOpenAPI struct{ next http.RoundTripper }
+
+func (w withoutOpenAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasPrefix(r.URL.Path, "/openapi/") {
+		return &http.Response{StatusCode: 404, Header: http.Header{"Content-Type": {"text/plain"}}, Body: ioNopCloser("404 page not found"), Request: r}, nil
+	}
+	return w.next.RoundTrip(r)
 }
 
 func TestWordWrap(t *testing.T) {
