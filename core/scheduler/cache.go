@@ -38,6 +38,8 @@ type Cache struct {
 	// order is the names of nodes with a Node, in the order they were added.
 	order []string
 	pods  map[types.UID]*podState
+	// assumed counts the pods in pods that are assumed.
+	assumed int
 	// dirty are nodes changed since the last UpdateSnapshot.
 	dirty sets.Set[string]
 	// orderChanged: a node was added or removed since the last UpdateSnapshot.
@@ -134,6 +136,7 @@ func (c *Cache) AssumePod(pod *v1.Pod) error {
 	}
 	c.addPod(pod)
 	c.pods[pod.UID] = &podState{pod: pod, assumed: true}
+	c.assumed++
 	return nil
 }
 
@@ -157,6 +160,7 @@ func (c *Cache) ForgetPod(pod *v1.Pod) error {
 	}
 	c.removePod(ps.pod)
 	delete(c.pods, pod.UID)
+	c.assumed--
 	return nil
 }
 
@@ -174,6 +178,7 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 		c.removePod(ps.pod)
 		c.addPod(pod)
 		ps.pod, ps.assumed = pod, false
+		c.assumed--
 	default:
 		return fmt.Errorf("pod %v(%v) was already in added state", podKey(pod), pod.UID)
 	}
@@ -192,6 +197,9 @@ func (c *Cache) UpdatePod(_, pod *v1.Pod) error {
 	}
 	c.removePod(ps.pod)
 	c.addPod(pod)
+	if ps.assumed {
+		c.assumed--
+	}
 	ps.pod, ps.assumed = pod, false
 	return nil
 }
@@ -206,6 +214,9 @@ func (c *Cache) RemovePod(pod *v1.Pod) error {
 	}
 	c.removePod(ps.pod)
 	delete(c.pods, pod.UID)
+	if ps.assumed {
+		c.assumed--
+	}
 	return nil
 }
 
@@ -222,6 +233,14 @@ func (c *Cache) NodeCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.order)
+}
+
+// BoundPodCount is the number of pods the informer has seen bound (assumed
+// ones not included).
+func (c *Cache) BoundPodCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pods) - c.assumed
 }
 
 // PodCount is the number of pods, assumed ones included.
