@@ -213,6 +213,7 @@ func (s *session) rootCommand() *cobra.Command {
 	}
 	add("basic", s.newCreateCommand(), s.newExplainCommand(), s.newGetCommand(), s.newDeleteCommand())
 	add("deploy", s.newRolloutCommand(), s.newScaleCommand())
+	add("basic", s.newSetCommand())
 	add("cluster", s.newClusterInfoCommand(), s.newCordonCommand(true), s.newCordonCommand(false))
 	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newEventsCommand(), s.newSchedulingCommand())
 	add("advanced", s.newDiffCommand(), s.newApplyCommand(), s.newPatchCommand(), s.newWaitCommand())
