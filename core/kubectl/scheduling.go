@@ -250,7 +250,7 @@ func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt 
 		case p.NominatedNode != "":
 			fmt.Fprintf(w, "Preemption: nominated node %s; deleted %s to make room (the pod is retried once they are gone)\n", p.NominatedNode, strings.Join(p.Victims, ", "))
 		case p.Message != "":
-			fmt.Fprintf(w, "Preemption: %s\n", p.Message)
+			fmt.Fprintf(w, "Preemption: %s\n", strings.TrimPrefix(p.Message, "preemption: "))
 		}
 	}
 }

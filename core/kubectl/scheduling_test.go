@@ -125,7 +125,7 @@ Not scored (nothing to score for this pod): NodeAffinity
 		"Result:    Unschedulable",
 		"Message:   0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient memory.",
 		"node-2   2/3              NodeResourcesFit   Unschedulable: Insufficient memory",
-		"Preemption: preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.",
+		"\nPreemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.\n",
 	} {
 		if code != 0 || !strings.Contains(out, s) {
 			t.Errorf("attempt 1: missing %q in:\n%s", s, out)
