@@ -122,3 +122,28 @@ func TestCacheSnapshotCopiesOnlyChangedNodes(t *testing.T) {
 		t.Errorf("node order %v", names)
 	}
 }
+
+func TestCacheBoundPodCount(t *testing.T) {
+	c := NewCache()
+	c.AddNode(st.MakeNode().Name("n").Capacity(node4cpu).Obj())
+	a := st.MakePod().Name("a").Node("n").Obj()
+	b := st.MakePod().Name("b").Node("n").Obj()
+	_ = c.AddPod(a)
+	if err := c.AssumePod(b); err != nil {
+		t.Fatal(err)
+	}
+	if c.BoundPodCount() != 1 || c.PodCount() != 2 {
+		t.Fatalf("bound %d of %d, want 1 of 2", c.BoundPodCount(), c.PodCount())
+	}
+	_ = c.AddPod(b) // the informer sees the binding
+	if c.BoundPodCount() != 2 {
+		t.Errorf("bound %d, want 2", c.BoundPodCount())
+	}
+	d := st.MakePod().Name("d").Node("n").Obj()
+	_ = c.AssumePod(d)
+	_ = c.ForgetPod(d)
+	_ = c.RemovePod(a)
+	if c.BoundPodCount() != 1 || c.PodCount() != 1 {
+		t.Errorf("bound %d of %d, want 1 of 1", c.BoundPodCount(), c.PodCount())
+	}
+}
