@@ -542,3 +542,164 @@ func TestRollingUpdateBoundsAndUndo(t *testing.T) {
 			pods[0].Labels[appsv1.DefaultDeploymentUniqueLabelKey], first.Labels[appsv1.DefaultDeploymentUniqueLabelKey])
 	}
 }
+
+// --- node failure ---
+
+func taintKeys(n *corev1.Node) string {
+	var out []string
+	for _, t := range n.Spec.Taints {
+		out = append(out, t.Key+":"+string(t.Effect))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+// A node whose kubelet stops: Unknown after the grace period, tainted
+// unreachable, its pods NotReady (and out of the Service's ready
+// endpoints), evicted 300 s after the taint and replaced on the other
+// nodes; back again, untainted, and the evicted pods are gone.
+func TestNodeFailureEvictsAndReschedules(t *testing.T) {
+	f := startFakeCluster(t)
+	sel := labels.SelectorFromSet(labels.Set{"app": "web"})
+	_, err := f.cl.Deployments().Create(f.ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: int32p(3),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "hello"}}},
+			},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svcs := client.For[*corev1.Service](f.cl, "", "services")
+	if _, err := svcs.Create(f.ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	endpoints := client.For[*corev1.Endpoints](f.cl, "", "endpoints")
+	readyAddresses := func() (ready, notReady int) {
+		ep, err := endpoints.Get(f.ctx, "default", "web")
+		if err != nil {
+			return 0, 0
+		}
+		for _, s := range ep.Subsets {
+			ready += len(s.Addresses)
+			notReady += len(s.NotReadyAddresses)
+		}
+		return ready, notReady
+	}
+	f.until("3 available, 3 ready endpoints", func() (bool, string) {
+		r, _ := readyAddresses()
+		ok, msg := f.rolledOut("web", 3)()
+		return ok && r == 3, fmt.Sprintf("%s; %d ready endpoints", msg, r)
+	})
+	// The node of the first pod fails.
+	victimPods := map[string]bool{}
+	var victim string
+	for _, p := range f.pods("default", sel) {
+		if victim == "" {
+			victim = p.Spec.NodeName
+		}
+		if p.Spec.NodeName == victim {
+			victimPods[p.Name] = true
+		}
+	}
+	if err := f.StopNode(victim); err != nil {
+		t.Fatal(err)
+	}
+	if f.NodeRunning(victim) {
+		t.Fatal("NodeRunning after StopNode")
+	}
+	stopped := f.clk.Now()
+	node := func() *corev1.Node {
+		n, err := f.cl.Nodes().Get(f.ctx, "", victim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	f.until(victim+" Unknown", func() (bool, string) { s := nodeReady(node()); return s == corev1.ConditionUnknown, string(s) })
+	unknownAfter := f.clk.Since(stopped)
+	f.until("unreachable taints", func() (bool, string) {
+		got := taintKeys(node())
+		return got == "node.kubernetes.io/unreachable:NoExecute,node.kubernetes.io/unreachable:NoSchedule", got
+	})
+	taintedAfter := f.clk.Since(stopped)
+	f.until("its pods NotReady, out of the ready endpoints", func() (bool, string) {
+		notReady := 0
+		for _, p := range f.pods("default", sel) {
+			if victimPods[p.Name] {
+				if c := podReadyCondition(p); c != nil && c.Status == corev1.ConditionFalse {
+					notReady++
+				}
+			}
+		}
+		r, nr := readyAddresses()
+		return notReady == len(victimPods) && r == 3-len(victimPods) && nr == len(victimPods),
+			fmt.Sprintf("%d/%d NotReady; endpoints %d ready, %d not ready", notReady, len(victimPods), r, nr)
+	})
+	if ok, msg := f.hasEvent("default", "NodeNotReady", "Node "+victim+" status is now: NodeNotReady"); !ok {
+		t.Error(msg)
+	}
+	f.until("evicted", func() (bool, string) {
+		evicted := 0
+		for _, p := range f.pods("default", sel) {
+			if victimPods[p.Name] && p.DeletionTimestamp != nil {
+				evicted++
+			}
+		}
+		return evicted == len(victimPods), fmt.Sprint(evicted)
+	})
+	evictedAfter := f.clk.Since(stopped)
+	for name := range victimPods {
+		if ok, msg := f.hasEvent("default", "TaintManagerEviction", "Marking for deletion Pod default/"+name); !ok {
+			t.Error(msg)
+		}
+	}
+	f.until("replaced on the other nodes", func() (bool, string) {
+		var running []string
+		for _, p := range f.pods("default", sel) {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != victim {
+				running = append(running, p.Name+"@"+p.Spec.NodeName)
+			}
+		}
+		r, _ := readyAddresses()
+		ok, msg := f.rolledOut("web", 3)()
+		return ok && len(running) == 3 && r == 3, fmt.Sprintf("%v; %s; %d ready endpoints", running, msg, r)
+	})
+	replacedAfter := f.clk.Since(stopped)
+	// The evicted pods wait for their kubelet: nothing else can stop them.
+	for _, p := range f.pods("default", sel) {
+		if victimPods[p.Name] && p.DeletionTimestamp == nil {
+			t.Errorf("%s is not terminating", p.Name)
+		}
+	}
+
+	if err := f.StartNode(victim); err != nil {
+		t.Fatal(err)
+	}
+	f.until(victim+" Ready and untainted, evicted pods gone", func() (bool, string) {
+		n := node()
+		left := 0
+		for _, p := range f.pods("default", sel) {
+			if victimPods[p.Name] {
+				left++
+			}
+		}
+		return nodeReady(n) == corev1.ConditionTrue && taintKeys(n) == "" && left == 0,
+			fmt.Sprintf("%s taints %q, %d evicted pods left", nodeReady(n), taintKeys(n), left)
+	})
+	backAfter := f.clk.Since(stopped)
+	t.Logf("timeline of %s (%d pods) from the kubelet's stop: Unknown +%v, NoExecute taint +%v, evicted +%v, replaced +%v, back and cleaned +%v",
+		victim, len(victimPods), unknownAfter, taintedAfter, evictedAfter, replacedAfter, backAfter)
+	if unknownAfter < 50*time.Second || unknownAfter > 70*time.Second {
+		t.Errorf("Unknown after %v, want just over the 50 s grace period", unknownAfter)
+	}
+	if d := evictedAfter - taintedAfter; d < 295*time.Second || d > 310*time.Second {
+		t.Errorf("evicted %v after the taint, want the default tolerationSeconds of 300 s", d)
+	}
+}

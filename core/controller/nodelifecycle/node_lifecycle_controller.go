@@ -785,7 +785,18 @@ func (nc *Controller) doNoExecuteTaintingPass(ctx context.Context) time.Time {
 			if !ok {
 				return true, 0 // gone
 			}
+			// The monitor pass's own view is fresher than the cache when
+			// it has just written the node's status (upstream's 100 ms
+			// polling gives the cache time to catch up; a woken loop does
+			// not wait).
 			ready := getNodeCondition(&node.Status, corev1.NodeReady)
+			nc.healthMu.RLock()
+			if h := nc.nodeHealth[v.Value]; h != nil {
+				if c := getNodeCondition(h.status, corev1.NodeReady); c != nil {
+					ready = c.DeepCopy()
+				}
+			}
+			nc.healthMu.RUnlock()
 			if ready == nil {
 				return false, 50 * time.Millisecond
 			}

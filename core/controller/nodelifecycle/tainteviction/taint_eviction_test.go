@@ -100,6 +100,7 @@ func TestUntaintCancelsEviction(t *testing.T) {
 	scheduled(e, 1)
 	e.Clock.Step(30 * time.Second)
 	setTaints(t, e)
+	scheduled(e, 0) // the eviction's timer is stopped
 	e.Eventually("cancel event", func() (bool, string) {
 		return e.HasEvent("default", "TaintManagerEviction", "Cancelling deletion of Pod default/web")
 	})
