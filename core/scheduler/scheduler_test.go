@@ -252,8 +252,9 @@ func TestSchedulerSpreadsPodsByLeastAllocated(t *testing.T) {
 		t.Errorf("score plugins %v, want %v", d.ScorePlugins, wantWeights)
 	}
 	// The pod has no node affinity, spread constraints (nor an owner for
-	// the default ones) or pod affinity: those plugins skip it.
-	if want := []string{nodeaffinity.Name, podtopologyspread.Name, interpodaffinity.Name}; fmt.Sprint(d.SkippedScores) != fmt.Sprint(want) {
+	// the default ones) or pod affinity, and no node has its image: those
+	// plugins skip it.
+	if want := []string{nodeaffinity.Name, podtopologyspread.Name, interpodaffinity.Name, imagelocality.Name}; fmt.Sprint(d.SkippedScores) != fmt.Sprint(want) {
 		t.Errorf("skipped scores %v, want %v", d.SkippedScores, want)
 	}
 	if want := []string{nodeaffinity.Name, "NodePorts", podtopologyspread.Name, interpodaffinity.Name}; fmt.Sprint(d.SkippedFilters) != fmt.Sprint(want) {
@@ -276,7 +277,7 @@ func TestSchedulerSpreadsPodsByLeastAllocated(t *testing.T) {
 			}
 			total += ps.Score
 		}
-		if want := []string{tainttoleration.Name, noderesources.Name, noderesources.BalancedAllocationName, imagelocality.Name}; fmt.Sprint(names) != fmt.Sprint(want) {
+		if want := []string{tainttoleration.Name, noderesources.Name, noderesources.BalancedAllocationName}; fmt.Sprint(names) != fmt.Sprint(want) {
 			t.Errorf("node %s scored by %v, want %v", n.Name, names, want)
 		}
 		// No taints: TaintToleration gives every node 100 × 3.

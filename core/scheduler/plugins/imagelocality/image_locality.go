@@ -80,11 +80,20 @@ func podImages(pod *v1.Pod) []string {
 	return out
 }
 
-// PreScore counts the nodes that have each of the pod's images.
+// PreScore counts the nodes that have each of the pod's images. When no
+// node has any of them every node would score 0, so Score is skipped
+// (upstream runs it and gets the zeros; the totals are the same).
 func (pl *ImageLocality) PreScore(_ context.Context, state *framework.CycleState, pod *v1.Pod, _ []*framework.NodeInfo) *framework.Status {
 	s, err := pl.count(pod)
 	if err != nil {
 		return framework.AsStatus(err)
+	}
+	present := false
+	for _, n := range s.numNodes {
+		present = present || n > 0
+	}
+	if !present {
+		return framework.NewStatus(framework.Skip)
 	}
 	state.Write(preScoreStateKey, s)
 	return nil

@@ -46,12 +46,24 @@ func TestImageLocality(t *testing.T) {
 			want: map[string]int64{"has-tiny": 0, "has-none": 0},
 		},
 	}
+	tests = append(tests, struct {
+		name string
+		pod  *v1.Pod
+		want map[string]int64
+	}{
+		// Every node would score 0: Score is skipped (same totals).
+		name: "no node has the image: skipped",
+		pod:  st.MakePod().Name("p").Container("nowhere:1.0").Obj(),
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			snap := plugintest.NewSnapshot(nil, nodes)
 			pl := plugintest.NewPlugin[*ImageLocality](t, New, snap)
 			all, _ := snap.List()
 			got := plugintest.RunScore(t, pl, framework.NewCycleState(), tt.pod, all)
+			if tt.want == nil && got != nil {
+				t.Errorf("scores %v, want skipped", got)
+			}
 			for n, w := range tt.want {
 				if got[n] != w {
 					t.Errorf("%s: %d, want %d (all %v)", n, got[n], w, got)
