@@ -488,3 +488,65 @@ func (pt pageTiming) String() string {
 	b, _ := json.Marshal(pt)
 	return string(b)
 }
+
+// TestRollout is the rolling-update lesson in the console: a new image tag
+// rolls out, `kubectl rollout status` follows it to the end, and `kubectl
+// rollout undo` brings the first template back, as the new pods' greetings show.
+func TestRollout(t *testing.T) {
+	ctx, _ := newBrowser(t)
+	openSite(t, ctx, siteURL)
+
+	run := func(line, want string) command {
+		t.Helper()
+		c := typeLine(t, ctx, line, 120*time.Second)
+		if *c.Code != 0 || !strings.Contains(c.Output, want) {
+			t.Fatalf("%s: code %d, output %q; want %q", line, *c.Code, c.Output, want)
+		}
+		return c
+	}
+	// greetings waits until exactly n web- pods are Running (the old ones
+	// gone) and returns their first log lines.
+	greetings := func(n int) []string {
+		t.Helper()
+		deadline := time.Now().Add(120 * time.Second)
+		for {
+			c := typeLine(t, ctx, "kubectl get pods -l app=web", 60*time.Second)
+			pods := runningPods(c.Output, "web-")
+			if len(pods) == n && !strings.Contains(c.Output, "Terminating") {
+				var out []string
+				for _, p := range pods {
+					out = append(out, typeLine(t, ctx, "kubectl logs "+p+" --tail=-1", 60*time.Second).Output)
+				}
+				return out
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("never exactly %d Running web- pods; last output:\n%s", n, c.Output)
+			}
+			waitJS(t, ctx, "a moment", `new Promise(r => setTimeout(() => r(true), 250))`, 10*time.Second)
+		}
+	}
+
+	run("kubectl create deployment web --image=hello:1.0 --replicas=2", "deployment.apps/web created")
+	run("kubectl rollout status deployment/web", "successfully rolled out")
+	for _, g := range greetings(2) {
+		if !strings.Contains(g, "Hello from") {
+			t.Fatalf("hello:1.0 pod greets %q", g)
+		}
+	}
+
+	run("kubectl set image deployment/web hello=hello:2.0", "deployment.apps/web image updated")
+	run("kubectl rollout status deployment/web", "successfully rolled out")
+	for _, g := range greetings(2) {
+		if !strings.Contains(g, "Hi again from") {
+			t.Fatalf("after set image, a pod greets %q; want hello:2.0's greeting", g)
+		}
+	}
+
+	run("kubectl rollout undo deployment/web", "deployment.apps/web rolled back")
+	run("kubectl rollout status deployment/web", "successfully rolled out")
+	for _, g := range greetings(2) {
+		if !strings.Contains(g, "Hello from") {
+			t.Fatalf("after rollout undo, a pod greets %q; want hello:1.0's greeting back", g)
+		}
+	}
+}
