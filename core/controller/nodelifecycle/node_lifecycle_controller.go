@@ -785,14 +785,15 @@ func (nc *Controller) doNoExecuteTaintingPass(ctx context.Context) time.Time {
 			if !ok {
 				return true, 0 // gone
 			}
-			// The monitor pass's own view is fresher than the cache when
-			// it has just written the node's status (upstream's 100 ms
-			// polling gives the cache time to catch up; a woken loop does
-			// not wait).
+			// When the monitor pass has just written Unknown, its own view
+			// is fresher than the cache (upstream's 100 ms polling gives the
+			// cache time to catch up; a woken loop does not wait). A newer
+			// heartbeat in the cache (the kubelet is back) wins.
 			ready := getNodeCondition(&node.Status, corev1.NodeReady)
 			nc.healthMu.RLock()
-			if h := nc.nodeHealth[v.Value]; h != nil {
-				if c := getNodeCondition(h.status, corev1.NodeReady); c != nil {
+			if h := nc.nodeHealth[v.Value]; h != nil && ready != nil {
+				if c := getNodeCondition(h.status, corev1.NodeReady); c != nil && c.Status != corev1.ConditionTrue &&
+					c.LastHeartbeatTime.Equal(&ready.LastHeartbeatTime) {
 					ready = c.DeepCopy()
 				}
 			}
