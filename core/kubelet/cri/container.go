@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 	"k8s.io/utils/clock"
 )
@@ -164,16 +165,21 @@ const DeadlineExceededMessage = "the container was killed at its deadline (activ
 // Mount is one volume in a container, at MountPath: upstream's Mount (a
 // host path bind-mounted into the container), or any fs.FS.
 //
-// Exactly one of HostPath and FS is set. A HostPath mount is writable unless
-// ReadOnly (emptyDir, hostPath); an FS mount is always read-only and must set
-// ReadOnly (configMap, secret, downward API: the kubelet can hand over an
-// fs.FS that reads its current content, so updates show through).
+// Exactly one of HostPath, Mem and FS is set. A HostPath or Mem mount is
+// writable unless ReadOnly (emptyDir: a host directory natively and under
+// Node, a MemDir in a browser or for medium: Memory); an FS mount is always
+// read-only and must set ReadOnly (configMap, secret, downward API: the
+// kubelet can hand over an fs.FS that reads its current content, so updates
+// show through).
 type Mount struct {
 	// ContainerPath is where the guest sees it: an absolute path, not "/".
 	ContainerPath string
 	// HostPath is a directory of the host's file system (natively; under
 	// Node, Node's file system; there is none in a browser).
 	HostPath string
+	// Mem is a writable directory in memory; mount one MemDir in several
+	// containers to share it.
+	Mem *MemDir
 	// FS is a file system served read-only, for example an fstest.MapFS.
 	FS       fs.FS
 	ReadOnly bool
@@ -386,8 +392,8 @@ func validateConfig(cfg ContainerConfig) error {
 			return bad("container %q: mount path %q must be a clean absolute path other than /", cfg.Name, p)
 		case seen[p]:
 			return bad("container %q: mount path %q is used twice", cfg.Name, p)
-		case (m.HostPath == "") == (m.FS == nil):
-			return bad("container %q: mount %q needs exactly one of HostPath and FS", cfg.Name, p)
+		case btoi(m.HostPath != "")+btoi(m.FS != nil)+btoi(m.Mem != nil) != 1:
+			return bad("container %q: mount %q needs exactly one of HostPath, Mem and FS", cfg.Name, p)
 		case m.FS != nil && !m.ReadOnly:
 			return bad("container %q: mount %q: an FS mount is read-only and must say so", cfg.Name, p)
 		}
@@ -404,6 +410,13 @@ func validateConfig(cfg ContainerConfig) error {
 		}
 	}
 	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // newID returns a container ID as containerd makes them: 32 random bytes in hex.
@@ -591,6 +604,10 @@ func (c *container) instance(ctx context.Context, g *guest, iio instanceIO, kill
 		fsc := wazero.NewFSConfig()
 		for _, m := range c.cfg.Mounts {
 			switch {
+			case m.Mem != nil && m.ReadOnly:
+				fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&sysfs.ReadFS{FS: m.Mem}, m.ContainerPath)
+			case m.Mem != nil:
+				fsc = fsc.(sysfs.FSConfig).WithSysFSMount(m.Mem, m.ContainerPath)
 			case m.FS != nil:
 				fsc = fsc.WithFSMount(m.FS, m.ContainerPath)
 			case m.ReadOnly:

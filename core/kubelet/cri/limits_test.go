@@ -316,12 +316,17 @@ func TestExecEndsWithContainer(t *testing.T) {
 }
 
 // TestWebImage serves HTTP through the web image, CGI-style, with an
-// emptyDir-like host directory at /data.
+// emptyDir at /data: a host directory, and a MemDir (a browser's emptyDir).
 func TestWebImage(t *testing.T) {
+	t.Run("HostPath", func(t *testing.T) { testWebImage(t, cri.Mount{ContainerPath: "/data", HostPath: t.TempDir()}) })
+	t.Run("MemDir", func(t *testing.T) { testWebImage(t, cri.Mount{ContainerPath: "/data", Mem: cri.NewMemDir()}) })
+}
+
+func testWebImage(t *testing.T, data cri.Mount) {
 	n := newNode(t, nil, nil)
 	id := n.run(t, cri.ContainerConfig{Name: "web", Image: "web", PodName: "web-1",
 		Env:    []cri.EnvVar{{Name: "POD_IP", Value: "10.244.1.5"}},
-		Mounts: []cri.Mount{{ContainerPath: "/data", HostPath: t.TempDir()}}})
+		Mounts: []cri.Mount{data}})
 	n.waitForLog(t, id, "web: web-1 (10.244.1.5) ready")
 	h := n.HTTPHandler(id)
 	get := func(path string) (int, string) {
@@ -376,6 +381,35 @@ func TestWebImage(t *testing.T) {
 	}
 }
 
+// TestEmptyDirShared is the "emptyDir shared by two containers": web
+// counts requests into a MemDir that config, in another container of the
+// pod, reads (read-only).
+func TestEmptyDirShared(t *testing.T) {
+	n := newNode(t, nil, nil)
+	dir := cri.NewMemDir()
+	web := n.run(t, cri.ContainerConfig{Name: "web", Image: "web", Mounts: []cri.Mount{{ContainerPath: "/data", Mem: dir}}})
+	for range 2 {
+		rec := httptest.NewRecorder()
+		n.HTTPHandler(web).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	}
+	if b, err := dir.ReadFile("count"); err != nil || string(b) != "2\n" {
+		t.Fatalf("count = %q, %v", b, err)
+	}
+	reader := n.run(t, cri.ContainerConfig{Name: "reader", Image: "config", Args: []string{"/data"},
+		Mounts: []cri.Mount{{ContainerPath: "/data", Mem: dir, ReadOnly: true}}})
+	n.waitForLog(t, reader, "file /data/count: 2")
+	// Read-only means read-only: web cannot create /data/unhealthy there.
+	ro := n.run(t, cri.ContainerConfig{Name: "web-ro", Image: "web", Mounts: []cri.Mount{{ContainerPath: "/data", Mem: dir, ReadOnly: true}}})
+	rec := httptest.NewRecorder()
+	n.HTTPHandler(ro).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/fail", nil))
+	if rec.Code != http.StatusConflict {
+		t.Fatalf("GET /fail with a read-only /data = %d %q, want 409", rec.Code, rec.Body)
+	}
+	if _, err := dir.ReadFile("unhealthy"); err == nil {
+		t.Fatal("a read-only mount was written")
+	}
+}
+
 // TestConfigFollowsUpdates reads a mounted fs.FS that changes, as a
 // configMap volume does when the kubelet updates it.
 func TestConfigFollowsUpdates(t *testing.T) {
@@ -410,6 +444,7 @@ func TestMountValidation(t *testing.T) {
 		{{ContainerPath: "/a", FS: fsys}},
 		{{ContainerPath: "/a"}},
 		{{ContainerPath: "/a", FS: fsys, HostPath: "/tmp", ReadOnly: true}},
+		{{ContainerPath: "/a", Mem: cri.NewMemDir(), HostPath: "/tmp"}},
 		{{ContainerPath: "/a", FS: fsys, ReadOnly: true}, {ContainerPath: "/a", HostPath: "/tmp"}},
 	} {
 		if _, err := n.CreateContainer(context.Background(), cri.ContainerConfig{Name: "c", Image: "config", Mounts: m}); !errors.Is(err, cri.ErrInvalidConfig) {
