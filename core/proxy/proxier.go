@@ -105,6 +105,9 @@ type servicePort struct {
 	internalLocal   bool          // internalTrafficPolicy: Local
 	externalLocal   bool          // externalTrafficPolicy: Local (NodePorts only)
 
+	// The Decision reasons, worded once when the rules are built.
+	reasonClusterIP, reasonNodePort, reasonNoEndpoints, reasonNoLocal string
+
 	endpoints    []Endpoint // every endpoint of the port, sorted by address
 	cluster      []Endpoint // usable with Cluster policy
 	local        []Endpoint // usable with Local policy (on this node)
@@ -385,6 +388,10 @@ func (p *Proxier) buildServicePort(svc *corev1.Service, port *corev1.ServicePort
 		}
 	}
 
+	n := sp.name.String()
+	sp.reasonClusterIP, sp.reasonNodePort = "service "+n+" ClusterIP", "service "+n+" NodePort"
+	sp.reasonNoEndpoints, sp.reasonNoLocal = "service "+n+" has no endpoints", "service "+n+" has no local endpoints"
+
 	seen := map[netip.AddrPort]bool{}
 	for _, s := range slices {
 		if s.AddressType != discoveryv1.AddressTypeIPv4 {
@@ -557,11 +564,11 @@ func (p *Proxier) internal(sp *servicePort, src netip.Addr) Decision {
 	eps := sp.cluster
 	switch {
 	case !sp.hasEndpoints:
-		d.Verdict, d.Reason = Reject, fmt.Sprintf("service %s has no endpoints", sp.name)
+		d.Verdict, d.Reason = Reject, sp.reasonNoEndpoints
 		return d
 	case sp.internalLocal:
 		if eps = sp.local; len(eps) == 0 {
-			d.Verdict, d.Reason = Drop, fmt.Sprintf("service %s has no local endpoints", sp.name)
+			d.Verdict, d.Reason = Drop, sp.reasonNoLocal
 			return d
 		}
 	}
@@ -569,7 +576,7 @@ func (p *Proxier) internal(sp *servicePort, src netip.Addr) Decision {
 	// masqueraded so the reply comes back through this node.
 	d.Masquerade = p.clusterCIDR.IsValid() && !p.clusterCIDR.Contains(src)
 	d.Verdict, d.Endpoint = DNAT, p.pick(sp, eps, src)
-	d.Reason = fmt.Sprintf("service %s ClusterIP", sp.name)
+	d.Reason = sp.reasonClusterIP
 	return d
 }
 
@@ -577,7 +584,7 @@ func (p *Proxier) internal(sp *servicePort, src netip.Addr) Decision {
 func (p *Proxier) external(sp *servicePort, src netip.Addr) Decision {
 	d := Decision{Service: sp.name}
 	if !sp.hasEndpoints {
-		d.Verdict, d.Reason = Reject, fmt.Sprintf("service %s has no endpoints", sp.name)
+		d.Verdict, d.Reason = Reject, sp.reasonNoEndpoints
 		return d
 	}
 	eps := sp.cluster
@@ -592,7 +599,7 @@ func (p *Proxier) external(sp *servicePort, src netip.Addr) Decision {
 			// "masquerade local traffic", then "short-circuit local traffic".
 		default:
 			if eps = sp.local; len(eps) == 0 {
-				d.Verdict, d.Reason = Drop, fmt.Sprintf("service %s has no local endpoints", sp.name)
+				d.Verdict, d.Reason = Drop, sp.reasonNoLocal
 				d.Masquerade = false
 				return d
 			}
@@ -600,7 +607,7 @@ func (p *Proxier) external(sp *servicePort, src netip.Addr) Decision {
 		}
 	}
 	d.Verdict, d.Endpoint = DNAT, p.pick(sp, eps, src)
-	d.Reason = fmt.Sprintf("service %s NodePort", sp.name)
+	d.Reason = sp.reasonNodePort
 	return d
 }
 

@@ -32,7 +32,7 @@ type env struct {
 	ctx context.Context
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	clk := testingclock.NewFakeClock(t0)
 	reg, err := registry.Default(registry.Config{Store: store.New(store.Config{}), Clock: clk})
@@ -54,7 +54,7 @@ func newEnv(t *testing.T) *env {
 func nodeIP(n int) string { return fmt.Sprintf("172.18.0.%d", n+1) }
 
 // proxier runs node-N's kube-proxy and waits for its first sync.
-func (e *env) proxier(t *testing.T, n int, seed uint64) *proxy.Proxier {
+func (e *env) proxier(t testing.TB, n int, seed uint64) *proxy.Proxier {
 	t.Helper()
 	p, err := proxy.New(proxy.Config{
 		Client: e.c, NodeName: fmt.Sprintf("node-%d", n), NodeIP: nodeIP(n),
@@ -73,7 +73,7 @@ func (e *env) proxier(t *testing.T, n int, seed uint64) *proxy.Proxier {
 
 // eventually waits for cond, up to a deadline: the informers deliver in
 // their own goroutines.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
@@ -151,7 +151,7 @@ func slice(service, name string, port int32, eps ...ep) *discoveryv1.EndpointSli
 	return es
 }
 
-func (e *env) create(t *testing.T, objs ...any) {
+func (e *env) create(t testing.TB, objs ...any) {
 	t.Helper()
 	for _, o := range objs {
 		var err error
@@ -426,6 +426,23 @@ func TestNewValidates(t *testing.T) {
 	} {
 		if _, err := proxy.New(cfg); err == nil {
 			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+}
+
+// BenchmarkRoute is the rules' cost per new connection to a ClusterIP
+// (a map lookup and a random pick, under the Proxier's lock).
+func BenchmarkRoute(b *testing.B) {
+	e := newEnv(b)
+	e.create(b, makeService("web", "10.96.100.1").obj(),
+		slice("web", "web-a", 8080, ready("10.244.1.2", "node-1"), ready("10.244.2.2", "node-2"), ready("10.244.3.2", "node-3")))
+	p := e.proxier(b, 1, 1)
+	eventually(b, "rules", func() bool { return len(p.ServicePorts()) == 1 })
+	src, dst := addr("10.244.1.9"), addrPort("10.96.100.1:80")
+	b.ResetTimer()
+	for range b.N {
+		if p.Route(src, dst, "").Verdict != proxy.DNAT {
+			b.Fatal("not DNAT")
 		}
 	}
 }
