@@ -411,3 +411,84 @@ func BenchmarkServiceRequest(b *testing.B) {
 		})
 	}
 }
+
+// TestReadinessLeavesRotation: a pod whose readiness probe fails leaves
+// every kube-proxy's rotation (its EndpointSlice entry turns not ready),
+// while its own address still answers; healed, it comes back.
+func TestReadinessLeavesRotation(t *testing.T) {
+	c, ctx := startCluster(t)
+	d := webDeployment("web", 3)
+	spec := &d.Spec.Template.Spec
+	spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	spec.Containers[0].ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}},
+		PeriodSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1,
+	}
+	cl := c.Client("test")
+	if _, err := cl.Deployments().Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.For[*corev1.Service](cl, "", "services").Create(ctx, webService("web", corev1.ServiceTypeClusterIP)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "3 ready endpoints on node-1", func() (bool, string) {
+		u := usable(c, "node-1", "web")
+		return len(u) == 3, fmt.Sprint(u)
+	})
+	tr, err := c.ConsoleTransport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	victimIP := usable(c, "node-1", "web")[0]
+	victim, _ := fetch(t, ctx, tr, "http://"+victimIP+":8080/")
+
+	// Tell the victim to fail /healthz, through its pod address.
+	post := func(path string) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+victimIP+":8080"+path, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", path, resp, err)
+		}
+		resp.Body.Close()
+	}
+	post("/fail")
+	eventually(t, 30*time.Second, victim+" out of rotation", func() (bool, string) {
+		u := usable(c, "node-1", "web")
+		return len(u) == 2 && !contains(u, victimIP), fmt.Sprint(u)
+	})
+	counts := map[string]int{}
+	for range 150 {
+		pod, _ := fetch(t, ctx, tr, "http://web/")
+		counts[pod]++
+	}
+	if counts[victim] > 0 || len(counts) != 2 {
+		t.Errorf("while %s is not ready, 150 requests reached %v", victim, counts)
+	}
+	if pod, _ := fetch(t, ctx, tr, "http://"+victimIP+":8080/"); pod != victim {
+		t.Errorf("the not-ready pod's own address answered as %s", pod)
+	}
+
+	post("/heal")
+	eventually(t, 30*time.Second, victim+" back in rotation", func() (bool, string) {
+		u := usable(c, "node-1", "web")
+		return len(u) == 3, fmt.Sprint(u)
+	})
+	counts = map[string]int{}
+	for range 150 {
+		pod, _ := fetch(t, ctx, tr, "http://web/")
+		counts[pod]++
+	}
+	if counts[victim] == 0 || len(counts) != 3 {
+		t.Errorf("after healing %s, 150 requests reached %v", victim, counts)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
