@@ -19,6 +19,7 @@ import (
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/core/curl"
 	"github.com/kubetab/kubetab/core/kubectl"
+	"github.com/kubetab/kubetab/core/ssh"
 	"github.com/kubetab/kubetab/wasm/console"
 	"github.com/kubetab/kubetab/wasm/images"
 	"github.com/kubetab/kubetab/wasm/worker"
@@ -57,6 +58,11 @@ func run() error {
 	}
 	shell.Register("curl", func(ctx context.Context, args []string, s console.Streams) int {
 		return curl.Run(ctx, curl.Config{Transport: network}, args, curl.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut})
+	})
+	// ssh NODE systemctl stop|start kubelet: a node failure, for the node
+	// lifecycle lesson.
+	shell.Register("ssh", func(ctx context.Context, args []string, s console.Streams) int {
+		return ssh.Run(ctx, c, args, ssh.IOStreams{Out: s.Out, ErrOut: s.ErrOut})
 	})
 	// More console commands (a lesson's checks, etcdctl-style store reads)
 	// are one shell.Register each.
