@@ -156,6 +156,8 @@ type podRecord struct {
 	status *corev1.PodStatus
 	// volumes are the pod's volumes that were set up, by name.
 	volumes map[string]*mountedVolume
+	// written is the pod as the kubelet's last status write returned it.
+	written *corev1.Pod
 	// termMessages caches exited containers' termination messages, by
 	// container ID: they are read from a file or the log once.
 	termMessages map[string]string

@@ -50,7 +50,11 @@ type testNode struct {
 	*Kubelet
 	c   *client.Client
 	clk *testingclock.FakeClock
-	rt  *cri.Runtime
+	// guestClock is the runtime's view of clk: it counts the timers guests
+	// (and exec timeouts) create, so a test can step the clock once a guest
+	// sleeps.
+	guestClock *timerClock
+	rt         *cri.Runtime
 	// stop stops the kubelet's Run (the test's cleanup does too).
 	stop func()
 }
@@ -69,7 +73,8 @@ func newTestNode(t *testing.T, mods ...func(*Config)) *testNode {
 	// The runtime tells the kubelet about exits; the kubelet needs the
 	// runtime first, hence the pointer set once New returned.
 	var kp atomic.Pointer[Kubelet]
-	rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: clk, OnEvent: func(e cri.ContainerEvent) {
+	gc := newTimerClock(clk)
+	rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: gc, OnEvent: func(e cri.ContainerEvent) {
 		if k := kp.Load(); k != nil {
 			k.HandleContainerEvent(e)
 		}
@@ -77,7 +82,7 @@ func newTestNode(t *testing.T, mods ...func(*Config)) *testNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Client: c, NodeName: "node-1", Runtime: rt, Clock: clk, PodCIDR: "10.244.1.0/24", NodeIP: "192.168.49.2"}
+	cfg := Config{Client: c, NodeName: "node-1", Runtime: rt, Clock: clk, PodCIDR: "10.244.1.0/24", NodeIP: "192.168.49.2", RootDir: t.TempDir()}
 	for _, m := range mods {
 		m(&cfg)
 	}
@@ -86,7 +91,7 @@ func newTestNode(t *testing.T, mods ...func(*Config)) *testNode {
 		t.Fatal(err)
 	}
 	kp.Store(kl)
-	n := &testNode{Kubelet: kl, c: c, clk: clk, rt: rt}
+	n := &testNode{Kubelet: kl, c: c, clk: clk, guestClock: gc, rt: rt}
 	n.stop = n.start(t)
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	return n

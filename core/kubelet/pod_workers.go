@@ -74,11 +74,14 @@ func (kl *Kubelet) syncRunningPod(ctx context.Context, pod *corev1.Pod) (time.Du
 	// needed (ImagePullBackOff, CrashLoopBackOff) is written, so whoever
 	// sees that status and moves the clock is sure to wake the pod up.
 	kl.enqueueAfter(pod.UID, kl.syncContainers(ctx, pod))
-	kl.probes.addPod(pod)
 
 	pod, err = kl.syncStatus(ctx, pod, false)
 	if err != nil {
 		return 0, err
+	}
+	// Probe workers start once the status names the containers to probe.
+	if !isTerminal(pod.Status.Phase) {
+		kl.probes.addPod(pod)
 	}
 	if isTerminal(pod.Status.Phase) {
 		// Nothing will run in this pod again: tear its sandbox down.

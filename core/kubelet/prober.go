@@ -131,6 +131,8 @@ type proberManager struct {
 	wg      *sync.WaitGroup // Run's, which waits for the workers
 	workers map[probeKey]*probeWorker
 	results map[resultKey]probeResult
+
+	probing atomic.Int32 // probes in flight, for tests
 }
 
 func newProberManager(kl *Kubelet) *proberManager {
@@ -247,9 +249,10 @@ func (m *proberManager) remove(containerID string, typ probeType) {
 	delete(m.results, resultKey{containerID, typ})
 }
 
-// triggerReadiness asks a readiness worker without a result for the
-// container to probe now (upstream: UpdatePodStatus's manual trigger), so a
-// restarted container does not wait a whole period to become ready.
+// triggerReadiness asks the readiness worker of a started container that is
+// not ready to probe now (upstream: UpdatePodStatus's manual trigger), so a
+// container whose startup probe just passed, or a restarted one, does not
+// wait a whole period to become ready.
 func (m *proberManager) triggerReadiness(uid types.UID, name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -402,6 +405,8 @@ func (w *probeWorker) probe(ctx context.Context, pod *corev1.Pod, status *corev1
 	var res outcome
 	var out string
 	var err error
+	w.m.probing.Add(1)
+	defer w.m.probing.Add(-1)
 	for i := 0; i < maxProbeRetries; i++ {
 		if res, out, err = w.runProbe(ctx, status, id); err == nil || ctx.Err() != nil {
 			break

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,12 @@ const maxStatusRetries = 5
 // phase becomes Succeeded or Failed whatever the restartPolicy. It returns
 // the pod as last written or read.
 func (kl *Kubelet) syncStatus(ctx context.Context, pod *corev1.Pod, podIsTerminal bool) (*corev1.Pod, error) {
+	// The informer may not have seen the kubelet's last write yet; comparing
+	// with its older copy could skip a write that undoes that last one
+	// (Ready, then not ready again within a moment). Upstream's status
+	// manager compares with its own cache of what it wrote, for the same
+	// reason.
+	pod = kl.newerWritten(pod)
 	for attempt := 0; ; attempt++ {
 		status := kl.generateAPIPodStatus(pod, podIsTerminal)
 		kl.storeStatus(pod.UID, *status.DeepCopy())
@@ -44,6 +51,7 @@ func (kl *Kubelet) syncStatus(ctx context.Context, pod *corev1.Pod, podIsTermina
 		updated, err := kl.client.Pods().UpdateStatus(ctx, p)
 		switch {
 		case err == nil:
+			kl.storeWritten(updated)
 			return updated, nil
 		case apierrors.IsNotFound(err):
 			return pod, nil // deleted meanwhile: the informer will tell
@@ -60,6 +68,37 @@ func (kl *Kubelet) syncStatus(ctx context.Context, pod *corev1.Pod, podIsTermina
 			return pod, fmt.Errorf("update status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 	}
+}
+
+// storeWritten remembers the pod as the kubelet's last status write left it.
+func (kl *Kubelet) storeWritten(p *corev1.Pod) {
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	if rec := kl.pods[p.UID]; rec != nil {
+		rec.written = p
+	}
+}
+
+// newerWritten returns the pod as the kubelet last wrote it when that is newer
+// than pod (a higher resourceVersion: the store's revisions only grow), else
+// pod.
+func (kl *Kubelet) newerWritten(pod *corev1.Pod) *corev1.Pod {
+	kl.mu.Lock()
+	rec := kl.pods[pod.UID]
+	var w *corev1.Pod
+	if rec != nil {
+		w = rec.written
+	}
+	kl.mu.Unlock()
+	if w == nil {
+		return pod
+	}
+	wrv, err1 := strconv.ParseUint(w.ResourceVersion, 10, 64)
+	prv, err2 := strconv.ParseUint(pod.ResourceVersion, 10, 64)
+	if err1 == nil && err2 == nil && wrv > prv {
+		return w
+	}
+	return pod
 }
 
 // generateAPIPodStatus computes the pod's status from its spec, the runtime's
@@ -209,9 +248,9 @@ func (kl *Kubelet) convertContainerStatuses(pod *corev1.Pod, specs []corev1.Cont
 			if started {
 				st.Ready = true
 				if c.ReadinessProbe != nil {
-					r, ok := kl.probes.result(latest.ID, readiness)
-					st.Ready = ok && r == resultSuccess
-					if !ok {
+					// Not ready yet: probe now rather than at the next
+					// period (upstream: UpdatePodStatus's manual trigger).
+					if st.Ready = kl.probes.succeeded(latest.ID, readiness); !st.Ready {
 						kl.probes.triggerReadiness(pod.UID, c.Name)
 					}
 				}
