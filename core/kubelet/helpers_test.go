@@ -2,8 +2,8 @@ package kubelet
 
 import (
 	"bytes"
-	"fmt"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"

@@ -238,8 +238,10 @@ func TestCreateContainerConfigError(t *testing.T) {
 		fix     func(*testNode)
 	}{
 		{
-			name:    "envFrom a missing ConfigMap",
-			env:     func(c *corev1.Container) { c.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}} },
+			name: "envFrom a missing ConfigMap",
+			env: func(c *corev1.Container) {
+				c.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
+			},
 			message: `configmap "settings" not found`,
 			fix:     func(n *testNode) { n.createConfigMap(t, "settings", map[string]string{"A": "1"}) },
 		},
@@ -262,8 +264,10 @@ func TestCreateContainerConfigError(t *testing.T) {
 			},
 		},
 		{
-			name:    "a missing Secret",
-			env:     func(c *corev1.Container) { c.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}}}} },
+			name: "a missing Secret",
+			env: func(c *corev1.Container) {
+				c.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}}}}
+			},
 			message: `secret "creds" not found`,
 			fix:     func(n *testNode) { n.createSecret(t, "creds", map[string][]byte{"PASSWORD": []byte("s3cr3t")}) },
 		},
