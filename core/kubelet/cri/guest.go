@@ -150,13 +150,16 @@ func (g *guest) yield() int32 {
 	g.yields.Add(1)
 	ran := g.pause()
 	now := g.resumed
-	// Aim at one call per yieldInterval of guest time.
-	switch {
-	case ran < yieldInterval/2 && g.budget < maxBudget:
-		g.budget *= 2
-	case ran > 2*yieldInterval && g.budget > minBudget:
-		g.budget /= 2
+	// Aim at one call per yieldInterval of guest time: scale the budget by
+	// how far off this one was, at most 4x either way (a host call, like a
+	// log write that let other goroutines run, can make one interval look
+	// long).
+	if ran > 0 {
+		next := int64(float64(g.budget) * float64(yieldInterval) / float64(ran))
+		next = min(max(next, int64(g.budget)/4, minBudget), int64(g.budget)*4, maxBudget)
+		g.budget = int32(next)
 	}
+
 	g.exitIfStopped()
 	if g.throttle != nil {
 		if d := g.throttle.charge(now, ran); d > 0 {

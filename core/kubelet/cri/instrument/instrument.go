@@ -80,8 +80,11 @@ const (
 )
 
 // InitialBudget is the budget a guest starts with: the number of loop
-// iterations and function entries before its first call to yield.
-const InitialBudget = 10_000
+// iterations and function entries before its first call to yield. It is
+// small, so that even a slow engine (the interpreter in a browser) hears
+// from a new guest within a few milliseconds; the host then sizes the
+// budget to the guest's speed.
+const InitialBudget = 1_000
 
 // ErrUnsupported is a module this package cannot instrument: an instruction
 // or type form it does not know (wazero would most likely reject it too).
