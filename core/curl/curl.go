@@ -503,7 +503,15 @@ func (c *command) roundTrip(ctx context.Context, u *url.URL, method string, body
 	if err == nil {
 		if c.o.verbose {
 			c.verbosef("> %s %s HTTP/1.1\n> Host: %s\n", method, u.RequestURI(), hostHeader(req))
-			writeHeaders(c.s.ErrOut, "> ", req.Header, "\n")
+			// curl's own headers in its order, then the -H ones.
+			rest := req.Header.Clone()
+			for _, k := range []string{"User-Agent", "Accept"} {
+				for _, v := range rest[k] {
+					c.verbosef("> %s: %s\n", k, v)
+				}
+				delete(rest, k)
+			}
+			writeHeaders(c.s.ErrOut, "> ", rest, "\n")
 			c.verbosef("> \n* Request completely sent off\n< %s %s\n", resp.Proto, resp.Status)
 			writeHeaders(c.s.ErrOut, "< ", resp.Header, "\n")
 			c.verbosef("< \n")

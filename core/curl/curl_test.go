@@ -187,8 +187,8 @@ func TestCurlVerbose(t *testing.T) {
 * using HTTP/1.x
 > GET / HTTP/1.1
 > Host: web
-> Accept: */*
 > User-Agent: curl/8.11.1
+> Accept: */*
 > 
 * Request completely sent off
 < HTTP/1.1 200 OK
