@@ -125,6 +125,12 @@ type Controller struct {
 	expectations          *controller.Expectations
 	finalizerExpectations *uidTrackingExpectations
 	backoff               *backoffStore
+
+	// writtenMu guards written: the resourceVersion of each Job's last
+	// status write. A sync from a cache older than that would count pods
+	// whose finalizers are gone but whose counts it cannot see yet.
+	writtenMu sync.Mutex
+	written   map[string]int64
 }
 
 // New returns a controller; call Run to start it.
@@ -157,6 +163,7 @@ func New(cfg Config) (*Controller, error) {
 		expectations:          controller.NewExpectations(cfg.Clock),
 		finalizerExpectations: newUIDTrackingExpectations(),
 		backoff:               newBackoffStore(),
+		written:               map[string]int64{},
 	}
 	jm.jobInformer.AddIndex(controller.NamespaceIndex, controller.IndexByNamespace[*batchv1.Job])
 	jm.podInformer.AddIndex(controller.NamespaceIndex, controller.IndexByNamespace[*corev1.Pod])
@@ -276,6 +283,9 @@ func (jm *Controller) updatePod(old, cur *corev1.Pod) {
 		j := jm.resolveControllerRef(cur.Namespace, curRef)
 		if j == nil {
 			return
+		}
+		if isJobFinished(j) && !finalizerRemoved {
+			jm.orphanQueue.Add(client.Key(cur)) // no sync of a finished Job removes it
 		}
 		if finalizerRemoved {
 			jm.finalizerExpectations.removalObserved(client.Key(j), string(cur.UID))
@@ -417,7 +427,11 @@ func (jm *Controller) Reconcile(ctx context.Context, key string) error {
 		jm.expectations.Delete(key)
 		jm.finalizerExpectations.delete(key)
 		jm.backoff.remove(key)
+		jm.forgetWritten(key)
 		return nil
+	}
+	if jm.staleCache(key, shared) {
+		return errStaleCache // the write's event is on its way; retry then
 	}
 	if isJobFinished(shared) {
 		jm.backoff.remove(key)
@@ -789,7 +803,7 @@ func (jm *Controller) trackJobStatusAndRemoveFinalizers(ctx context.Context, jc 
 
 	// 1. Write the uncounted UIDs (and interim conditions).
 	if needsFlush {
-		updated, err := jm.jobs.UpdateStatus(ctx, job)
+		updated, err := jm.updateStatus(ctx, job)
 		if err != nil {
 			return fmt.Errorf("adding uncounted pods to status: %w", err)
 		}
@@ -827,7 +841,7 @@ func (jm *Controller) trackJobStatusAndRemoveFinalizers(ctx context.Context, jc 
 	}
 	if rmErr != nil {
 		if needsFlush {
-			if _, err := jm.jobs.UpdateStatus(ctx, job); err != nil {
+			if _, err := jm.updateStatus(ctx, job); err != nil {
 				return fmt.Errorf("removing uncounted pods from status: %w", err)
 			}
 		}
@@ -838,7 +852,7 @@ func (jm *Controller) trackJobStatusAndRemoveFinalizers(ctx context.Context, jc 
 		needsFlush = true
 	}
 	if needsFlush {
-		if _, err := jm.jobs.UpdateStatus(ctx, job); err != nil {
+		if _, err := jm.updateStatus(ctx, job); err != nil {
 			return fmt.Errorf("removing uncounted pods from status: %w", err)
 		}
 		if finished {
@@ -912,6 +926,49 @@ func (jm *Controller) recordJobFinished(job *batchv1.Job, c *batchv1.JobConditio
 		return
 	}
 	jm.recorder.Event(job, corev1.EventTypeWarning, c.Reason, c.Message)
+}
+
+// errStaleCache: the Job cache is older than the controller's last write.
+var errStaleCache = errors.New("job: the Job cache has not seen this controller's last status write yet")
+
+// updateStatus writes a Job's status and remembers the version written.
+func (jm *Controller) updateStatus(ctx context.Context, job *batchv1.Job) (*batchv1.Job, error) {
+	updated, err := jm.jobs.UpdateStatus(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	var rv int64
+	fmt.Sscan(updated.ResourceVersion, &rv)
+	jm.writtenMu.Lock()
+	jm.written[client.Key(updated)] = rv
+	jm.writtenMu.Unlock()
+	return updated, nil
+}
+
+// staleCache reports whether the cached Job is older than the last status
+// written for it (kubetab: upstream relies on its 1 s batching of pod
+// events for the cache to catch up; a fake clock, or a busy browser tab,
+// gives no such guarantee).
+func (jm *Controller) staleCache(key string, cached *batchv1.Job) bool {
+	jm.writtenMu.Lock()
+	defer jm.writtenMu.Unlock()
+	want, ok := jm.written[key]
+	if !ok {
+		return false
+	}
+	var have int64
+	fmt.Sscan(cached.ResourceVersion, &have)
+	if have >= want {
+		delete(jm.written, key)
+		return false
+	}
+	return true
+}
+
+func (jm *Controller) forgetWritten(key string) {
+	jm.writtenMu.Lock()
+	defer jm.writtenMu.Unlock()
+	delete(jm.written, key)
 }
 
 // removeTrackingFinalizer removes batch.kubernetes.io/job-tracking from a
