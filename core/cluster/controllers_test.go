@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
@@ -854,5 +855,66 @@ func TestJobsCompleteAndFail(t *testing.T) {
 	}
 	if ok, msg := f.hasEvent("default", "BackoffLimitExceeded", "Job has reached the specified backoff limit"); !ok {
 		t.Error(msg)
+	}
+}
+
+// --- namespaces ---
+
+// Deleting a namespace deletes what is in it (the kubelets stop its pods),
+// then the namespace itself.
+func TestNamespaceDeletionEmptiesIt(t *testing.T) {
+	f := startFakeCluster(t)
+	if _, err := f.cl.Namespaces().Create(f.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.cl.Deployments().Create(f.ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "demo"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: int32p(2),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "hello"}}},
+			},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.For[*corev1.Service](f.cl, "", "services").Create(f.ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "demo"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}}}); err != nil {
+		t.Fatal(err)
+	}
+	f.until("2 running pods", func() (bool, string) {
+		running := 0
+		for _, p := range f.pods("demo", labels.Everything()) {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == 2, fmt.Sprint(running)
+	})
+	if err := f.cl.Namespaces().Delete(f.ctx, "", "demo", nil); err != nil {
+		t.Fatal(err)
+	}
+	f.until("namespace gone", func() (bool, string) {
+		ns, err := f.cl.Namespaces().Get(f.ctx, "", "demo")
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		var conds []string
+		for _, c := range ns.Status.Conditions {
+			conds = append(conds, fmt.Sprintf("%s=%s: %s", c.Type, c.Status, c.Message))
+		}
+		return false, fmt.Sprintf("%s, finalizers %v, %d pods; %s", ns.Status.Phase, ns.Spec.Finalizers, len(f.pods("demo", labels.Everything())), strings.Join(conds, "; "))
+	})
+	for _, gr := range []struct{ group, resource string }{{"", "pods"}, {"", "services"}, {"", "endpoints"}, {"apps", "replicasets"}, {"discovery.k8s.io", "endpointslices"}} {
+		objs, _, err := client.For[runtime.Object](f.cl, gr.group, gr.resource).List(f.ctx, "demo", registry.ListOptions{})
+		if err != nil || len(objs) != 0 {
+			t.Errorf("%s left in the deleted namespace: %d (%v)", gr.resource, len(objs), err)
+		}
 	}
 }
