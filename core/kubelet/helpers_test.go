@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,27 +19,40 @@ import (
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 )
 
-// timerClock is a fake clock as the runtime sees it: it counts the timers
-// created through it by duration. A guest's sleep(5) is a 5 s timer, so a
-// test waits for that timer to exist before it steps the clock past it;
+// timerClock is a fake clock as the runtime sees it: it keeps track of the
+// timers created through it. A guest's sleep(5) is a 5 s timer, so a test
+// waits until the guest sleeps before it steps the clock past the sleep;
 // stepping earlier would leave the guest asleep.
 type timerClock struct {
 	*testingclock.FakeClock
 	mu      sync.Mutex
-	created map[time.Duration]int
+	timers  []*trackedTimer
 	changed chan struct{} // closed and replaced at every new timer
+}
+
+type trackedTimer struct {
+	clock.Timer
+	d       time.Duration
+	target  time.Time
+	stopped atomic.Bool
+}
+
+func (t *trackedTimer) Stop() bool {
+	t.stopped.Store(true)
+	return t.Timer.Stop()
 }
 
 var _ clock.Clock = (*timerClock)(nil)
 
 func newTimerClock(c *testingclock.FakeClock) *timerClock {
-	return &timerClock{FakeClock: c, created: map[time.Duration]int{}, changed: make(chan struct{})}
+	return &timerClock{FakeClock: c, changed: make(chan struct{})}
 }
 
 func (c *timerClock) NewTimer(d time.Duration) clock.Timer {
-	t := c.FakeClock.NewTimer(d) // registered before it is counted
+	now := c.Now()
+	t := &trackedTimer{Timer: c.FakeClock.NewTimer(d), d: d, target: now.Add(d)} // registered before it is tracked
 	c.mu.Lock()
-	c.created[d]++
+	c.timers = append(c.timers, t)
 	close(c.changed)
 	c.changed = make(chan struct{})
 	c.mu.Unlock()
@@ -49,34 +63,58 @@ func (c *timerClock) NewTimer(d time.Duration) clock.Timer {
 func (c *timerClock) count(d time.Duration) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.created[d]
+	n := 0
+	for _, t := range c.timers {
+		if t.d == d {
+			n++
+		}
+	}
+	return n
 }
 
-// waitTimers waits until at least n timers of d were created.
-func (c *timerClock) waitTimers(t *testing.T, d time.Duration, n int) {
+// pending is how many timers of d are waiting for the clock.
+func (c *timerClock) pending(d time.Duration) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now, n := c.Now(), 0
+	for _, t := range c.timers {
+		if t.d == d && t.target.After(now) && !t.stopped.Load() {
+			n++
+		}
+	}
+	return n
+}
+
+// wait waits until cond holds, checking at every new timer.
+func (c *timerClock) wait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.NewTimer(waitTimeout)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
-		got, ch := c.created[d], c.changed
+		ch := c.changed
 		c.mu.Unlock()
-		if got >= n {
+		if cond() {
 			return
 		}
 		select {
 		case <-ch:
 		case <-deadline.C:
-			t.Fatalf("%d timers of %v created within %v, want %d", got, d, waitTimeout, n)
+			t.Fatalf("no %s within %v", what, waitTimeout)
 		}
 	}
 }
 
-// stepAfterSleep waits for the next timer of d a guest creates (the
-// (n+1)th, n being the count before) and steps the clock by d.
-func (n *testNode) stepAfterSleep(t *testing.T, d time.Duration, before int) {
+// waitTimers waits until at least n timers of d were created.
+func (c *timerClock) waitTimers(t *testing.T, d time.Duration, n int) {
 	t.Helper()
-	n.guestClock.waitTimers(t, d, before+1)
+	c.wait(t, fmt.Sprintf("%d timers of %v", n, d), func() bool { return c.count(d) >= n })
+}
+
+// stepAfterSleep waits until a guest sleeps for d and steps the clock by d.
+func (n *testNode) stepAfterSleep(t *testing.T, d time.Duration) {
+	t.Helper()
+	n.guestClock.wait(t, fmt.Sprintf("guest sleeping %v", d), func() bool { return n.guestClock.pending(d) > 0 })
 	n.clk.Step(d)
 }
 
@@ -124,6 +162,12 @@ func (n *testNode) createConfigMap(t *testing.T, name string, data map[string]st
 	if _, err := n.configMaps().Create(context.Background(), cm); err != nil {
 		t.Fatal(err)
 	}
+	// Pods created next find it in the kubelet's watch cache (a real
+	// kubelet could be slower, and a pod would show FailedMount first).
+	waitFor(t, "the ConfigMap in the kubelet's cache", func() bool {
+		_, err := n.getConfigMap(context.Background(), "default", name)
+		return err == nil
+	})
 }
 
 func (n *testNode) createSecret(t *testing.T, name string, data map[string][]byte) {
@@ -132,6 +176,10 @@ func (n *testNode) createSecret(t *testing.T, name string, data map[string][]byt
 	if _, err := n.secrets().Create(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the Secret in the kubelet's cache", func() bool {
+		_, err := n.getSecret(context.Background(), "default", name)
+		return err == nil
+	})
 }
 
 func containerStatus(p *corev1.Pod, name string) corev1.ContainerStatus {

@@ -79,13 +79,13 @@ func TestCrashLoopBackOffReset(t *testing.T) {
 			n.create(t, pod("crash", withImage("crash", fmt.Sprintf("--after=%d", int(tt.after.Seconds())))))
 			n.waitPod(t, "crash", "Running", isRunningReady)
 			// First exit: restarted at once.
-			n.stepAfterSleep(t, tt.after, 0)
+			n.stepAfterSleep(t, tt.after)
 			n.waitPod(t, "crash", "restarted", func(p *corev1.Pod) bool {
 				cs := containerStatus(p, "hello")
 				return cs.RestartCount == 1 && cs.State.Running != nil
 			})
 			// Second exit, a run of `after` after the restart.
-			n.stepAfterSleep(t, tt.after, 1)
+			n.stepAfterSleep(t, tt.after)
 			p := n.waitPod(t, "crash", "exited twice", func(p *corev1.Pod) bool {
 				cs := containerStatus(p, "hello")
 				return (cs.RestartCount == 2 && cs.State.Running != nil) || (cs.RestartCount == 1 && cs.State.Waiting != nil)
@@ -172,7 +172,7 @@ func TestInitContainersInOrder(t *testing.T) {
 	}
 
 	// job 1 sleeps a second: then the second starts.
-	n.stepAfterSleep(t, time.Second, 0)
+	n.stepAfterSleep(t, time.Second)
 	p = n.waitPod(t, "init", "second running", func(p *corev1.Pod) bool { return containerStatus(p, "second").State.Running != nil })
 	first := containerStatus(p, "first")
 	if term := first.State.Terminated; term == nil || term.ExitCode != 0 || term.Reason != "Completed" || !first.Ready {
@@ -181,7 +181,7 @@ func TestInitContainersInOrder(t *testing.T) {
 	if row := printedPod(t, p); row[2] != "Init:1/2" {
 		t.Errorf("kubectl get pods STATUS = %v, want Init:1/2", row[2])
 	}
-	n.stepAfterSleep(t, time.Second, 1)
+	n.stepAfterSleep(t, time.Second)
 	p = n.waitPod(t, "init", "Running and Ready", isRunningReady)
 	second := containerStatus(p, "second").State.Terminated
 	if second == nil || second.StartedAt.Time.Before(first.State.Terminated.FinishedAt.Time) {
