@@ -366,6 +366,7 @@ func (d *describer) pod(pod *corev1.Pod) (string, error) {
 		w.Write(level0, "QoS Class:\t%s\n", qos)
 		printLabels(w, "Node-Selectors", pod.Spec.NodeSelector)
 		printTolerations(w, "Tolerations", pod.Spec.Tolerations)
+		d.schedulingSummary(w, pod) // kubetab only: scheduling.go
 		if events != nil {
 			d.describeEvents(w, events)
 		}

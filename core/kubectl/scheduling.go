@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 )
@@ -287,4 +288,35 @@ func hasScores(a schedv1alpha1.Attempt) bool {
 		}
 	}
 	return false
+}
+
+// schedulingSummary is the one line `kubectl describe pod` adds (kubetab
+// only, not upstream's describe) when the scheduler has a record of the
+// pod: the last attempt's outcome, and where the full table is. Nothing is
+// printed when there is no record or the server has none to give.
+func (d *describer) schedulingSummary(w *prefixWriter, pod *corev1.Pod) {
+	var rec schedv1alpha1.SchedulingDecision
+	path := "/apis/" + schedv1alpha1.SchemeGroupVersion.String() + "/namespaces/" + pod.Namespace + "/" + schedv1alpha1.Resource + "/" + pod.Name
+	if err := d.s.client.into(d.s.ctx, request{method: http.MethodGet, path: path}, &rec); err != nil || len(rec.Attempts) == 0 || rec.UID != pod.UID {
+		return
+	}
+	a := rec.Attempts[len(rec.Attempts)-1]
+	var what string
+	switch a.Result {
+	case schedv1alpha1.ResultScheduled:
+		what = fmt.Sprintf("Scheduled on %s: %d of %d nodes feasible", a.SelectedNode, a.Nodes.Feasible, a.Nodes.All)
+	default:
+		var parts []string
+		for _, g := range a.Rejected {
+			parts = append(parts, fmt.Sprintf("%d rejected by %s", g.Count, g.Plugin))
+		}
+		if a.PreFilter != nil {
+			parts = append(parts, "rejected by "+a.PreFilter.Plugin)
+		}
+		what = a.Result
+		if len(parts) > 0 {
+			what += ": " + strings.Join(parts, ", ")
+		}
+	}
+	w.Write(level0, "Scheduling:\tattempt %d, %s (kubectl scheduling explain %s)\n", a.Attempt, what, pod.Name)
 }

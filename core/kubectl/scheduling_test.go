@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetab/kubetab/core/apiserver"
@@ -145,5 +146,51 @@ Not scored (nothing to score for this pod): NodeAffinity
 	_, errOut, code = runCLI(t, cli, "scheduling explain web --attempt=7")
 	if code != 1 || !strings.Contains(errOut, "attempt 7 of pod default/web is not recorded (recorded: 1, 2)") {
 		t.Errorf("missing attempt: %d %q", code, errOut)
+	}
+}
+
+func TestDescribePodShowsSchedulingLine(t *testing.T) {
+	reg, err := registry.Default(registry.Config{Store: store.New(store.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := reg.MustLookup("", "namespaces").Create(ctx, "", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, registry.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := reg.MustLookup("", "pods").Create(ctx, "default", &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "hello:1.0"}}},
+	}, registry.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := *testDecision
+	d.UID = obj.(*corev1.Pod).UID
+	srv, err := apiserver.New(apiserver.Config{Registry: reg, Decisions: apiserver.DecisionProviderFunc(
+		func(ns, name string) (*schedv1alpha1.SchedulingDecision, bool) {
+			if ns == "default" && name == "web" {
+				cp := d
+				return &cp, true
+			}
+			return nil, false
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := New(Config{Transport: InProcessTransport(srv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, cli, "describe pod web")
+	want := "attempt 2, Scheduled on node-3: 2 of 3 nodes feasible (kubectl scheduling explain web)\n"
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Scheduling:") {
+			line = l + "\n"
+		}
+	}
+	if code != 0 || !strings.HasSuffix(line, want) {
+		t.Errorf("exit %d %s; Scheduling line %q, want one ending %q\n%s", code, errOut, line, want, out)
 	}
 }
