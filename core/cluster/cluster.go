@@ -126,13 +126,13 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg, kubelets: map[string]*kubelet.Kubelet{}, running: map[string]*kubeletRun{}}
 	c.Store = store.New(cfg.Store)
-	reg, err := registry.Default(registry.Config{Store: c.Store, Clock: cfg.Clock})
+	reg, err := registry.Default(registry.Config{Store: c.Store, Clock: cfg.Clock, Metrics: kubeletMetrics{c}})
 	if err != nil {
 		return nil, err
 	}
 	c.Registry = reg
 	c.API, err = apiserver.New(apiserver.Config{
-		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs),
+		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec),
 		Decisions:       apiserver.DecisionProviderFunc(c.schedulingDecision),
 		ExternalAddress: cfg.ExternalAddress,
 	})

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
@@ -355,3 +356,61 @@ func TestDownwardAPIEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceMetrics: what `kubectl top` reads. CPU is a rate between two
+// samples; memory is the guest's linear memory.
+func TestResourceMetrics(t *testing.T) {
+	n := newTestNode(t)
+	n.create(t, pod("busy", withImage("cpu"), func(p *corev1.Pod) {
+		p.Labels = map[string]string{"app": "busy"}
+		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}
+	}))
+	n.create(t, pod("idle"))
+	n.waitPod(t, "busy", "Running", isRunningReady)
+	n.waitPod(t, "idle", "Running", isRunningReady)
+	find := func(pods []metricsPod, name string) *metricsPod {
+		for i := range pods {
+			if pods[i].Name == name {
+				return &pods[i]
+			}
+		}
+		return nil
+	}
+	var node metricsNode
+	var pods []metricsPod
+	waitFor(t, "CPU used by the busy pod", func() bool {
+		n.sampleStats()
+		node, pods = n.ResourceMetrics()
+		busy := find(pods, "busy")
+		return busy != nil && len(busy.Containers) == 1 && busy.Containers[0].Usage.Cpu().MilliValue() > 0
+	})
+	busy, idle := find(pods, "busy"), find(pods, "idle")
+	if idle == nil || len(pods) != 2 || busy.Namespace != "default" || busy.Labels["app"] != "busy" {
+		t.Fatalf("pod metrics = %+v", pods)
+	}
+	mem := idle.Containers[0].Usage.Memory().Value()
+	if mem <= 0 || mem%(64<<10) != 0 {
+		t.Errorf("idle memory = %d, want whole wasm pages", mem)
+	}
+	sum := busy.Containers[0].Usage.Memory().Value() + mem
+	if node.Name != "node-1" || node.Usage.Memory().Value() != sum || node.Usage.Cpu().Cmp(*busy.Containers[0].Usage.Cpu()) < 0 {
+		t.Errorf("node metrics = %+v, want the sum of the pods'", node)
+	}
+	if node.Labels["kubernetes.io/hostname"] != "node-1" || node.Window.Duration <= 0 {
+		t.Errorf("node metrics = %+v", node)
+	}
+	// A pod with nothing running has no metrics.
+	if err := n.c.Pods().Delete(context.Background(), "default", "idle", nil); err != nil {
+		t.Fatal(err)
+	}
+	n.waitGone(t, "idle")
+	n.sampleStats()
+	if _, pods := n.ResourceMetrics(); find(pods, "idle") != nil {
+		t.Errorf("a deleted pod still has metrics: %+v", pods)
+	}
+}
+
+type (
+	metricsPod  = metricsv1beta1.PodMetrics
+	metricsNode = metricsv1beta1.NodeMetrics
+)

@@ -31,8 +31,14 @@ import (
 // usage is the sum of its containers'.
 
 // statsInterval is how often the kubelet samples its containers: the
-// metric resolution of metrics-server (15 s).
-const statsInterval = 15 * time.Second
+// metric resolution of metrics-server (15 s). A read of the metrics takes a
+// new sample when the last one is at least minStatsWindow old, so `kubectl
+// top` shows a pod created a moment ago, with usage averaged since the
+// previous sample.
+const (
+	statsInterval  = 15 * time.Second
+	minStatsWindow = time.Second
+)
 
 // statsCache is the latest sample of every running container.
 type statsCache struct {
@@ -105,13 +111,13 @@ func (kl *Kubelet) sampleStats() {
 }
 
 // ResourceMetrics returns the latest sample of the node and of its pods that
-// have running containers, as metrics-server serves them. The first call
-// before any sample takes one.
+// have running containers, as metrics-server serves them, taking a new
+// sample first when there is none or it is at least minStatsWindow old.
 func (kl *Kubelet) ResourceMetrics() (metricsv1beta1.NodeMetrics, []metricsv1beta1.PodMetrics) {
 	kl.stats.mu.Lock()
-	empty := kl.stats.at.IsZero()
+	stale := kl.stats.at.IsZero() || kl.clock.Since(kl.stats.at) >= minStatsWindow
 	kl.stats.mu.Unlock()
-	if empty {
+	if stale {
 		kl.sampleStats()
 	}
 	kl.stats.mu.Lock()

@@ -1,0 +1,73 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+
+	"github.com/kubetab/kubetab/core/apiserver"
+	"github.com/kubetab/kubetab/core/apiserver/registry"
+)
+
+// What the API server asks of the kubelets, routed to the right one. In a
+// real cluster kube-apiserver reaches a pod's kubelet over HTTPS on port
+// 10250 (pods/log, pods/exec), and metrics-server scrapes every kubelet's
+// /metrics/resource to serve metrics.k8s.io; here both are method calls.
+
+var (
+	_ registry.MetricsProvider = kubeletMetrics{}
+	_ apiserver.ExecProvider   = apiserver.ExecProviderFunc((*Cluster)(nil).podExec)
+)
+
+// podExec routes an exec to the kubelet of the pod's node.
+func (c *Cluster) podExec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	k, ok := c.Kubelet(pod.Spec.NodeName)
+	if !ok {
+		return 0, apierrors.NewServiceUnavailable(fmt.Sprintf("no kubelet for node %q", pod.Spec.NodeName))
+	}
+	if !c.NodeRunning(pod.Spec.NodeName) {
+		// A stopped kubelet does not answer (upstream: the API server's
+		// connection to port 10250 fails).
+		return 0, apierrors.NewInternalError(fmt.Errorf("error dialing backend: the kubelet of node %q is not running", pod.Spec.NodeName))
+	}
+	return k.Exec(ctx, pod, container, cmd, stdin, stdout, stderr)
+}
+
+// kubeletMetrics is metrics-server: it serves metrics.k8s.io from the latest
+// sample of every running kubelet. A stopped node's kubelet cannot be
+// scraped, so its node and pods have no metrics, as upstream.
+type kubeletMetrics struct{ c *Cluster }
+
+// NodeMetrics implements registry.MetricsProvider.
+func (m kubeletMetrics) NodeMetrics(ctx context.Context) ([]metricsv1beta1.NodeMetrics, error) {
+	var out []metricsv1beta1.NodeMetrics
+	for _, n := range m.c.nodes {
+		if k, ok := m.c.Kubelet(n.name); ok && m.c.NodeRunning(n.name) {
+			node, _ := k.ResourceMetrics()
+			out = append(out, node)
+		}
+	}
+	return out, nil
+}
+
+// PodMetrics implements registry.MetricsProvider.
+func (m kubeletMetrics) PodMetrics(ctx context.Context, namespace string) ([]metricsv1beta1.PodMetrics, error) {
+	var out []metricsv1beta1.PodMetrics
+	for _, n := range m.c.nodes {
+		k, ok := m.c.Kubelet(n.name)
+		if !ok || !m.c.NodeRunning(n.name) {
+			continue
+		}
+		_, pods := k.ResourceMetrics()
+		for _, p := range pods {
+			if namespace == "" || p.Namespace == namespace {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
