@@ -144,13 +144,18 @@ func kvSize(kv *KeyValue) int64 { return int64(len(kv.Key) + len(kv.Value)) }
 // treeIndex orders the keyIndexes by key in a B-tree, so a range or a prefix
 // is a walk over just the keys in it, in order, in O(log n + k). It is
 // etcd's treeIndex (server/storage/mvcc/index.go), which uses the same
-// github.com/google/btree.
+// github.com/google/btree. Beside the tree, a hash map answers single-key
+// lookups (Get, and every write's "does it exist?") in O(1): the tree is only
+// needed for ranges, and a create pays one tree insert instead of a tree
+// lookup and an insert. etcd has no such map; its index lives in memory next
+// to a disk, where a tree walk is the cheap part.
 type treeIndex struct {
 	tree *btree.BTreeG[indexEntry]
+	keys map[string]*keyIndex
 }
 
 // indexEntry is one key in the tree. The tree holds values, not pointers,
-// so a lookup builds its pivot without allocating.
+// so a range builds its pivots without allocating.
 type indexEntry struct {
 	key string
 	ki  *keyIndex
@@ -160,22 +165,25 @@ type indexEntry struct {
 const btreeDegree = 32
 
 func newTreeIndex() treeIndex {
-	return treeIndex{tree: btree.NewG(btreeDegree, func(a, b indexEntry) bool { return a.key < b.key })}
-}
-
-func (t treeIndex) get(key string) *keyIndex {
-	e, ok := t.tree.Get(indexEntry{key: key})
-	if !ok {
-		return nil
+	return treeIndex{
+		tree: btree.NewG(btreeDegree, func(a, b indexEntry) bool { return a.key < b.key }),
+		keys: map[string]*keyIndex{},
 	}
-	return e.ki
 }
 
-func (t treeIndex) insert(ki *keyIndex) { t.tree.ReplaceOrInsert(indexEntry{key: ki.key, ki: ki}) }
+func (t treeIndex) get(key string) *keyIndex { return t.keys[key] }
 
-func (t treeIndex) remove(key string) { t.tree.Delete(indexEntry{key: key}) }
+func (t treeIndex) insert(ki *keyIndex) {
+	t.tree.ReplaceOrInsert(indexEntry{key: ki.key, ki: ki})
+	t.keys[ki.key] = ki
+}
 
-func (t treeIndex) len() int { return t.tree.Len() }
+func (t treeIndex) remove(key string) {
+	t.tree.Delete(indexEntry{key: key})
+	delete(t.keys, key)
+}
+
+func (t treeIndex) len() int { return len(t.keys) }
 
 // visit calls fn for every key in the range [key, end) in key order, until fn
 // returns false. end follows etcd's conventions: "" means the single key,

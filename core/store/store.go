@@ -271,7 +271,11 @@ func (s *Store) Range(key, end string, rev int64) ([]KeyValue, int64, error) {
 // latest says that at is the newest revision written, so each key's current
 // value is the answer (a cheaper lookup than a search by revision).
 func (s *Store) rangeAt(key, end string, at int64, latest bool) []KeyValue {
-	out := make([]KeyValue, 0, 16)
+	// Count first, so the answer is allocated once at its size: for
+	// thousands of keys that is cheaper than growing a slice of them.
+	n := 0
+	s.index.visit(key, end, func(*keyIndex) bool { n++; return true })
+	out := make([]KeyValue, 0, n)
 	s.index.visit(key, end, func(ki *keyIndex) bool {
 		var kv *KeyValue
 		if latest {

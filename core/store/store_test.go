@@ -178,12 +178,3 @@ func TestConcurrentCASAndOrderedWatch(t *testing.T) {
 		prev = ev.Revision()
 	}
 }
-
-func BenchmarkCreate(b *testing.B) {
-	s := New(Config{})
-	val := make([]byte, 1024)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		s.Create(fmt.Sprintf("/registry/pods/default/p-%d", i), val)
-	}
-}
