@@ -85,9 +85,32 @@
 // cancelled) stops the heartbeats but not the containers, as on a real node;
 // Run can be called again.
 //
+// # What a container gets
+//
+// Before a container is created its volumes are set up (volumes.go: emptyDir,
+// configMap, secret, downwardAPI, projected; a missing ConfigMap is a
+// FailedMount event and the pod waits in ContainerCreating) and its
+// environment is resolved (env.go: env, envFrom, the downward API, Service
+// variables; a missing ConfigMap is CreateContainerConfigError). Its limits
+// go to the runtime: limits.memory caps the guest's memory (past it, the
+// container ends OOMKilled with 137), limits.cpu its share of a core. When
+// it exits, its termination message comes from its terminationMessagePath,
+// or its log (termination.go).
+//
+// # Probes, exec, metrics
+//
+// The prober (prober.go) runs startup, liveness and readiness probes: exec
+// (a second instance of the image), httpGet (through the container's CGI
+// handler) and tcpSocket (approximated: see there). A failed liveness probe
+// restarts the container; readiness decides the Ready condition, and so
+// whether the pod's IP is in its Services' endpoints. Exec (exec.go) serves
+// `kubectl exec`; ResourceMetrics (metrics.go) what `kubectl top` shows.
+//
 // # Not yet
 //
-// Probes, volumes, exec/attach/port-forward, resource limits beyond the
-// memory cap, restartable init containers (sidecars), static pods, pod
-// resizing and eviction. The node Lease (renewed every 10 s) is in lease.go.
+// Streaming exec (and stdin), attach and port-forward; restartable init
+// containers (sidecars); lifecycle hooks (postStart, preStop);
+// activeDeadlineSeconds; static pods; pod resizing and eviction; emptyDir in a
+// browser, which has no file system for its directory. The node Lease
+// (renewed every 10 s) is in lease.go.
 package kubelet
