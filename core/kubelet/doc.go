@@ -14,7 +14,12 @@
 //   - images/image_manager.go: imagePullPolicy, pulls and their back-off;
 //   - status/status_manager.go and kubelet_pods.go: the pod's status
 //     (generateAPIPodStatus, getPhase) and writing it to the API server;
-//   - kubelet_pods.go (GetContainerLogs): what `kubectl logs` reads.
+//   - kubelet_pods.go (GetContainerLogs): what `kubectl logs` reads;
+//     makeEnvironmentVariables: a container's environment;
+//   - prober/: startup, liveness and readiness probes;
+//   - volumemanager/ and the plugins of pkg/volume (emptydir, configmap,
+//     secret, downwardapi, projected): a pod's volumes;
+//   - server/stats: the usage `kubectl top` shows.
 //
 // The container runtime is package cri (wazero instead of containerd) and the
 // pod network is package cni (host-local IPAM behind a bridge).
