@@ -32,7 +32,17 @@
 //     module) and starts the container in wazero; the kubelet reports status
 //     and serves logs.
 //   - controller/garbagecollector: deletes what is left when an owner goes.
+//
+// And around that path:
+//
+//   - controller/namespace, nodelifecycle (with tainteviction), job, endpoint
+//     and endpointslice: the rest of the controller manager.
+//   - proxy: kube-proxy, one per node: Service virtual IPs and NodePorts to
+//     ready endpoints; dns: the cluster DNS (CoreDNS's records); curl: the
+//     console's curl over that network.
 //   - printers: the columns of `kubectl get`, as kube-apiserver prints them.
+//   - etcdctl and ssh: console commands that show the store as it is and
+//     stop or start a node's kubelet.
 //   - cluster: wires all of the above into one process: cluster.New, Start.
 //
 // Every arrow between components goes through the API server: the deployment
