@@ -82,3 +82,34 @@ func TestProportionalScaling(t *testing.T) {
 		t.Errorf("proportions old %d, new %d; want 3, 2", po, pn)
 	}
 }
+
+// The surge counts the pods a ReplicaSet still has (status) as well as
+// those it is about to have (spec); availability counts no more than the
+// spec keeps.
+func TestCountsAgainstStaleStatus(t *testing.T) {
+	rs := func(spec, status, available int32) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Replicas: &spec},
+			Status: appsv1.ReplicaSetStatus{Replicas: status, AvailableReplicas: available}}
+	}
+	surge, unavailable := intstr.FromInt32(2), intstr.FromInt32(1)
+	ten := int32(10)
+	d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: &ten, Strategy: appsv1.DeploymentStrategy{
+		Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &surge, MaxUnavailable: &unavailable}}}}
+	for _, tc := range []struct {
+		name          string
+		old, new      *appsv1.ReplicaSet
+		wantNew       int32
+		wantAvailable int32
+	}{
+		{"old scaled down, its pods not yet deleted", rs(9, 10, 10), rs(2, 2, 0), 2, 9},
+		{"old pods deleted: room for one more", rs(9, 9, 9), rs(2, 2, 0), 3, 9},
+		{"new ReplicaSet creating its pods", rs(10, 10, 10), rs(2, 0, 0), 2, 10},
+	} {
+		if got := newRSNewReplicas(d, []*appsv1.ReplicaSet{tc.old, tc.new}, tc.new); got != tc.wantNew {
+			t.Errorf("%s: new ReplicaSet may grow to %d, want %d", tc.name, got, tc.wantNew)
+		}
+		if got := boundedAvailableReplicaCount([]*appsv1.ReplicaSet{tc.old, tc.new}); got != tc.wantAvailable {
+			t.Errorf("%s: %d available, want %d", tc.name, got, tc.wantAvailable)
+		}
+	}
+}
