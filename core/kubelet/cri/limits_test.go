@@ -139,6 +139,25 @@ func TestImagesBothWays(t *testing.T) {
 	}
 }
 
+// TestWebBothWays serves the same requests through the web image,
+// instrumented and plain, and compares the responses.
+func TestWebBothWays(t *testing.T) {
+	var got [2]string
+	for i, cache := range []*cri.CompileCache{nil, plainCache(t)} {
+		n := newNode(t, cache, nil)
+		id := n.run(t, cri.ContainerConfig{Name: "web", Image: "web", PodName: "web-1",
+			Mounts: []cri.Mount{{ContainerPath: "/data", Mem: cri.NewMemDir()}}})
+		for _, p := range []string{"/", "/?q=1", "/healthz", "/fail", "/healthz", "/nope", "/"} {
+			rec := httptest.NewRecorder()
+			n.HTTPHandler(id).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, p, nil))
+			got[i] += fmt.Sprintf("%s %d %q\n", p, rec.Code, rec.Body.String())
+		}
+	}
+	if got[0] != got[1] {
+		t.Fatalf("instrumented:\n%s\nplain:\n%s", got[0], got[1])
+	}
+}
+
 // TestOOMKilled is the issue's acceptance test: `oom` under a 16Mi limit ends
 // OOMKilled with 137. A plain module sees malloc fail instead.
 func TestOOMKilled(t *testing.T) {
