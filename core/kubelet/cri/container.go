@@ -13,6 +13,7 @@ import (
 	goruntime "runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -216,6 +217,7 @@ type container struct {
 	deadline   bool               // killed because its Deadline passed
 	guest      *guest             // the running instance's host state; set by run
 	execs      sync.WaitGroup     // running execs and HTTP instances; run waits for them
+	execCPU    atomic.Int64       // CPU time of the execs that ended, ns
 	lastStats  statsSample        // the previous ContainerStats, for UsageNanoCores
 	removed    bool               // RemoveContainer took it; it must not start
 	runCtx     context.Context    // the guest's context; set by StartContainer, read-only after

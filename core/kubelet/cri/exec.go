@@ -38,7 +38,9 @@ const MaxExecOutput = 1 << 20
 // the container's image, with cmd as its argv (cmd[0] is the program's name;
 // every image is one program, so cmd[0] only matters to the guest), the
 // container's environment, mounts, memory limit and CPU limit (its own
-// budget of the same size, not a share of the container's). It sees the
+// budget of the same size, not a share of the container's; its CPU time is
+// added to the container's ContainerStats, as it would be in the container's
+// cgroup). It sees the
 // container's volumes, not its memory. It is killed when the container stops.
 //
 // stdout and stderr are captured up to MaxExecOutput each; a guest that
@@ -104,6 +106,9 @@ func (c *container) exec(ctx context.Context, iio instanceIO, timeout time.Durat
 	g := newGuest(ectx, c.limitPages, c.cfg.CPULimitMillicores)
 	g.pages.Store(c.minPages)
 	code, reason, message = c.instance(ectx, g, iio, func() bool { return ectx.Err() != nil })
+	// Upstream an exec'd process runs in the container's cgroup: its CPU
+	// time is the container's.
+	c.execCPU.Add(g.cpu.Load())
 	switch {
 	case timedOut.Load():
 		err = fmt.Errorf("%w: %q did not finish within %s", ErrExecTimeout, iio.argv, timeout)

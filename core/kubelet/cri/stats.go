@@ -12,7 +12,8 @@ type ContainerStats struct {
 	// UsageCoreNanoSeconds is the CPU time the guest has used since it
 	// started, in ns: cpuacct.usage. It is measured in real time while the
 	// guest holds the thread (sleeps and throttling do not count; time in
-	// host calls on its behalf, like writing its log, does). Natively, time
+	// host calls on its behalf, like writing its log, does), plus that of
+	// the execs and HTTP requests it served once they ended. Natively, time
 	// the goroutine waited for a free core is counted too.
 	UsageCoreNanoSeconds uint64
 	// UsageNanoCores is the average CPU use since the previous ContainerStats
@@ -64,7 +65,7 @@ func (c *container) stats() ContainerStats {
 	if g == nil {
 		return s
 	}
-	s.UsageCoreNanoSeconds = uint64(g.cpu.Load())
+	s.UsageCoreNanoSeconds = uint64(g.cpu.Load() + c.execCPU.Load())
 	s.ThrottledNanoSeconds = uint64(g.throttled.Load())
 	if c.state == ContainerRunning {
 		s.WorkingSetBytes = uint64(g.pages.Load()) * wasmPageSize
