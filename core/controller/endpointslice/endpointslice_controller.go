@@ -65,8 +65,10 @@ const (
 	// ControllerName is the managed-by label value of the slices this
 	// controller owns.
 	ControllerName = "endpointslice-controller.k8s.io"
-	// Component is the event source and user agent.
-	Component = "endpointslice-controller"
+	// Component is the user agent (kube-controller-manager's controller
+	// name); EventSource is what its events say they come from.
+	Component   = "endpointslice-controller"
+	EventSource = "endpoint-slice-controller"
 	// maxRetries: a failing Service is retried this often, then dropped
 	// until its next event.
 	maxRetries = 15
@@ -128,7 +130,7 @@ func New(cfg Config) (*Controller, error) {
 		workers:         cfg.Workers,
 		maxPer:          cfg.MaxEndpointsPerSlice,
 		queue:           client.NewQueue[string](cfg.Clock),
-		recorder:        client.NewRecorder(cfg.Client, Component, "", cfg.Clock),
+		recorder:        client.NewRecorder(cfg.Client, EventSource, "", cfg.Clock),
 		serviceInformer: client.NewInformer(services, "", registry.ListOptions{}),
 		podInformer:     client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
 		nodeInformer:    client.NewInformer(cfg.Client.Nodes(), "", registry.ListOptions{}),
