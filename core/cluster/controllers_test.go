@@ -879,14 +879,21 @@ func TestNamespaceDeletionEmptiesIt(t *testing.T) {
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80}}}}); err != nil {
 		t.Fatal(err)
 	}
-	f.until("2 running pods", func() (bool, string) {
+	// A Job's pods carry its tracking finalizer: the namespace waits for
+	// the Job controller to let them go.
+	j := helloJob("worker", nil, nil, nil, corev1.RestartPolicyNever)
+	j.Namespace = "demo"
+	if _, err := f.jobs().Create(f.ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	f.until("3 running pods", func() (bool, string) {
 		running := 0
 		for _, p := range f.pods("demo", labels.Everything()) {
 			if p.Status.Phase == corev1.PodRunning {
 				running++
 			}
 		}
-		return running == 2, fmt.Sprint(running)
+		return running == 3, fmt.Sprint(running)
 	})
 	if err := f.cl.Namespaces().Delete(f.ctx, "", "demo", nil); err != nil {
 		t.Fatal(err)
@@ -905,7 +912,7 @@ func TestNamespaceDeletionEmptiesIt(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%s, finalizers %v, %d pods; %s", ns.Status.Phase, ns.Spec.Finalizers, len(f.pods("demo", labels.Everything())), strings.Join(conds, "; "))
 	})
-	for _, gr := range []struct{ group, resource string }{{"", "pods"}, {"", "services"}, {"", "endpoints"}, {"apps", "replicasets"}, {"discovery.k8s.io", "endpointslices"}} {
+	for _, gr := range []struct{ group, resource string }{{"", "pods"}, {"", "services"}, {"", "endpoints"}, {"apps", "replicasets"}, {"batch", "jobs"}, {"discovery.k8s.io", "endpointslices"}} {
 		objs, _, err := client.For[runtime.Object](f.cl, gr.group, gr.resource).List(f.ctx, "demo", registry.ListOptions{})
 		if err != nil || len(objs) != 0 {
 			t.Errorf("%s left in the deleted namespace: %d (%v)", gr.resource, len(objs), err)
