@@ -93,6 +93,11 @@ func (s *Server) groupVersions() (order []string, versions map[string][]string) 
 			versions[g] = append(versions[g], st.Resource.Version)
 		}
 	}
+	if s.metricsServed() {
+		g := registry.MetricsGroupVersion
+		order = append(order, g.Group)
+		versions[g.Group] = []string{g.Version}
+	}
 	return order, versions
 }
 
@@ -153,6 +158,9 @@ func (s *Server) resourceList(w http.ResponseWriter, r *http.Request, gv schema.
 	list := &metav1.APIResourceList{
 		TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
 		GroupVersion: gv.String(),
+	}
+	if isMetricsGV(gv) && s.metricsServed() {
+		list.APIResources = metricsResources()
 	}
 	for _, st := range s.reg.Resources() {
 		res := st.Resource
@@ -227,6 +235,9 @@ func (s *Server) aggregated(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
 			rd.Subresources = append(rd.Subresources, sd)
 		}
 		grp.Versions[vi].Resources = append(grp.Versions[vi].Resources, rd)
+	}
+	if !core && s.metricsServed() {
+		list.Items = append(list.Items, metricsDiscovery())
 	}
 	for gi := range list.Items {
 		for vi := range list.Items[gi].Versions {

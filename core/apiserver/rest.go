@@ -122,6 +122,10 @@ func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
 		s.resourceList(w, r, info.GV)
 		return
 	}
+	if isMetricsGV(info.GV) {
+		s.serveMetrics(w, r, info)
+		return
+	}
 	st, ok := s.reg.Lookup(schema.GroupResource{Group: info.GV.Group, Resource: info.Resource})
 	if !ok || st.Resource.Version != info.GV.Version {
 		writeError(w, r, notFoundPath(r.URL.Path))

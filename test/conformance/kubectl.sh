@@ -152,6 +152,9 @@ check "rollout status" 0 'deployment "web" successfully rolled out' -- rollout s
 pod=$("$KUBECTL" get pods -l app=web -o jsonpath='{.items[0].metadata.name}' 2>/dev/null)
 until_ok 30 "logs" "$pod" -- logs "$pod"
 check "logs deployment/web" 0 'Hello from web-' -- logs deployment/web
+# kubectl top reads metrics.k8s.io (metrics-server's API upstream).
+until_ok 30 "top nodes" '^node-1 +[0-9]+m +[0-9]+% +[0-9]+Mi' -- top nodes
+until_ok 30 "top pods" '^web-[a-z0-9]+-[a-z0-9]{5} +[0-9]+m +[0-9]+Mi' -- top pods -l app=web
 check "get pods -A" 0 '^default +web-[a-z0-9]+-[a-z0-9]{5} +1/1 +Running' -- get pods -A
 check "get pods -l" 0 '^web-[a-z0-9]+-[a-z0-9]{5} +1/1 +Running' -- get pods -l app=web
 check "get pods --field-selector" 0 '^pod/web-' -- get pods --field-selector=status.phase=Running -o name
