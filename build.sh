@@ -124,6 +124,17 @@ browser_tests() {
     go test -count=1 -timeout 15m -v ./test/browser/
 }
 
+# fuzz_briefly runs each fuzz target for a few seconds; their seed corpora
+# (testdata/fuzz) also run as ordinary tests in every go test.
+fuzz_briefly() {
+  local t
+  for t in "FuzzDecodeAndValidate ./core/apiserver" "FuzzApplyPatch ./core/apiserver" \
+           "FuzzRestore ./core/store" "FuzzModule ./core/kubelet/cri/instrument"; do
+    set -- $t
+    go test -run '^$' -fuzz "^$1\$" -fuzztime "${KUBETAB_FUZZTIME:-8s}" "$2" || return 1
+  done
+}
+
 cmd_test() {
   cmd_build
   step "go vet (native)" go vet ./...
@@ -131,6 +142,7 @@ cmd_test() {
   step "go test (native)" go test -count=1 -timeout 5m ./...
   step "go test -race (small packages)" go test -race -count=1 -timeout 10m "${RACE_PACKAGES[@]}"
   step "site JavaScript tests (node --test)" bash -c 'cd site && node --test src/*.test.js'
+  step "fuzz, briefly (decode+validate, patches, snapshots, module rewriting)" fuzz_briefly
   step "go test (GOOS=js under Node)" go_test_js
   step "browser tests (headless Chromium)" browser_tests
   if [ -f test/conformance/kubectl.sh ]; then

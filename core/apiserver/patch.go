@@ -124,9 +124,16 @@ func strictPatchError(pt types.PatchType, patch, patched []byte, strict strictDe
 	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, strict.Error())})
 }
 
-func applyPatch(pt types.PatchType, cur, patch []byte, schemaObj runtime.Object) ([]byte, error) {
-	var out []byte
-	var err error
+// applyPatch applies a patch to the JSON of the current object. The patch
+// libraries can panic on some malformed patches (evanphx/json-patch v4 on a
+// "replace" without a value, found by FuzzApplyPatch): that is bad input, so
+// it is answered 400, not a crash.
+func applyPatch(pt types.PatchType, cur, patch []byte, schemaObj runtime.Object) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, apierrors.NewBadRequest(fmt.Sprintf("invalid %s: %v", pt, p))
+		}
+	}()
 	switch pt {
 	case types.JSONPatchType:
 		var p jsonpatch.Patch
