@@ -124,10 +124,40 @@ func (s *Scheduler) scheduleOne(ctx context.Context, p *framework.QueuedPodInfo)
 	// The binding cycle runs in the background: the API calls take time,
 	// and the next pod can be scheduled against the assumed state meanwhile.
 	s.binding.Add(1)
-	go func() {
-		defer s.binding.Done()
-		s.bindingCycle(ctx, state, p, assumed, result.SuggestedHost, podSchedulingCycle)
-	}()
+	select {
+	case s.bindJobs <- bindJob{state: state, p: p, assumed: assumed, host: result.SuggestedHost, cycle: podSchedulingCycle}:
+	case <-ctx.Done():
+		s.binding.Done()
+	}
+}
+
+// bindJob is a binding cycle waiting for a binder.
+type bindJob struct {
+	state   *framework.CycleState
+	p       *framework.QueuedPodInfo
+	assumed *v1.Pod
+	host    string
+	cycle   int64
+}
+
+// Binding runs on a few binder goroutines fed by a queue, where upstream
+// starts one goroutine per pod. Upstream's binding goroutines mostly wait on
+// the network; here the API server is in the same process and its work is
+// CPU work, so hundreds of runnable binding goroutines would take turns
+// with the scheduling loop on the processor and slow it down (and in a
+// browser every one of them is a goroutine switch on the one thread).
+const (
+	bindWorkers     = 4
+	bindQueueLength = 256
+)
+
+// runBinder binds queued pods until the queue is closed.
+func (s *Scheduler) runBinder(ctx context.Context) {
+	for j := range s.bindJobs {
+		s.bindingCycle(ctx, j.state, j.p, j.assumed, j.host, j.cycle)
+		s.binding.Done()
+		yield.Now()
+	}
 }
 
 // skipPodSchedule: a pod being deleted, or already assumed (an update

@@ -115,8 +115,10 @@ type Scheduler struct {
 	feasibleBuf        []*framework.NodeInfo
 
 	started atomic.Bool
-	// binding counts binding cycles in flight; Run waits for them.
-	binding sync.WaitGroup
+	// binding counts binding cycles queued or in flight; Run waits for
+	// them. bindJobs feeds the binders (schedule_one.go).
+	binding  sync.WaitGroup
+	bindJobs chan bindJob
 }
 
 // New validates cfg and builds the scheduler; Run starts it.
@@ -174,6 +176,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cache:         NewCache(),
 		snapshot:      NewEmptySnapshot(),
 		decisions:     newDecisionLog(cfg.DecisionsPerPod, cfg.DecisionPods),
+		bindJobs:      make(chan bindJob, bindQueueLength),
 		podInformer:   podInformer,
 		nodeInformer:  nodeInformer,
 		informers:     informers,
@@ -256,6 +259,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if !client.WaitForCacheSync(ctx, synced...) {
 		return nil
 	}
+	for range bindWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.runBinder(ctx)
+		}()
+	}
+	defer close(s.bindJobs) // after s.binding.Wait below: nothing sends then
 	for {
 		p, ok := s.queue.Pop(ctx)
 		if !ok {
