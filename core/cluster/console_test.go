@@ -1,0 +1,68 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetab/kubetab/core/kubectl"
+)
+
+// The in-browser kubectl's top and exec against a running cluster: the
+// kubelets' metrics through metrics.k8s.io, and a command run in a pod.
+func TestConsoleTopAndExec(t *testing.T) {
+	c, ctx := startCluster(t)
+	cl := c.Client("test")
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "hi", Namespace: "default"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "hello"}}},
+	}
+	if _, err := cl.Pods().Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the pod Running", func() (bool, string) {
+		p, err := cl.Pods().Get(ctx, "default", "hi")
+		return err == nil && p.Status.Phase == corev1.PodRunning, fmt.Sprint(err)
+	})
+	tr := kubectl.InProcessTransport(c.Handler())
+	run := func(line string) (string, string, int) {
+		args, err := kubectl.SplitWords(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := kubectl.Run(context.Background(), args, kubectl.IOStreams{Out: &out, ErrOut: &errb}, tr)
+		return out.String(), errb.String(), code
+	}
+
+	eventually(t, 30*time.Second, "kubectl top pods", func() (bool, string) {
+		out, errs, code := run("top pods")
+		return code == 0 && regexp.MustCompile(`(?m)^NAME +CPU\(cores\) +MEMORY\(bytes\)\s*\nhi +\d+m +\d+Mi`).MatchString(out), out + errs
+	})
+	out, errs, code := run("top nodes")
+	if code != 0 || !regexp.MustCompile(`(?m)^node-1 +\d+m +\d+% +\d+Mi +\d+%`).MatchString(out) {
+		t.Errorf("top nodes: %d %q %q", code, out, errs)
+	}
+
+	out, errs, code = run("exec hi -- hello --ticks=0 --exit=2")
+	if code != 2 || !strings.Contains(out, "Hello from hi!") || errs != "command terminated with exit code 2\n" {
+		t.Errorf("exec exiting 2: %d %q %q", code, out, errs)
+	}
+	out, errs, code = run("exec hi -c hello -- hello --ticks=0")
+	if code != 0 || !strings.Contains(out, "Hello from hi!") {
+		t.Errorf("exec: %d %q %q", code, out, errs)
+	}
+	if _, errs, code = run("exec hi hello"); code != 1 || !strings.Contains(errs, "Use exec [POD] -- [COMMAND] instead") {
+		t.Errorf("exec without --: %d %q", code, errs)
+	}
+	if _, errs, code = run("exec nope -- hello"); code != 1 || !strings.Contains(errs, `pods "nope" not found`) {
+		t.Errorf("exec into a missing pod: %d %q", code, errs)
+	}
+}
