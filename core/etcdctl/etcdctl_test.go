@@ -224,7 +224,7 @@ func TestWatchGolden(t *testing.T) {
 		name  string
 		args  []string
 		write func(*store.Store) // writes made while the watch runs
-		lines int              // lines of output to wait for before Ctrl-C
+		lines int                // lines of output to wait for before Ctrl-C
 	}{
 		{"replay and follow a prefix", a("watch /registry/pods --prefix --rev 2"),
 			func(s *store.Store) { s.Create("/registry/pods/default/web-4", []byte(`{"kind":"Pod"}`)) }, 18},
