@@ -39,8 +39,10 @@
 // none is still terminating; SuccessCriteriaMet / FailureTarget say so in
 // the meantime.
 //
-// Not here (yet): Indexed completion mode, podFailurePolicy, successPolicy,
-// backoffLimitPerIndex, podReplacementPolicy Failed, managedBy.
+// Indexed Jobs (completionMode Indexed) are in indexed_job_utils.go.
+//
+// Not here (yet): podFailurePolicy, successPolicy, backoffLimitPerIndex,
+// podReplacementPolicy Failed, managedBy.
 package job
 
 import (
@@ -415,6 +417,9 @@ type syncJobCtx struct {
 	newBackoffRecord     backoffRecord
 	expectedRmFinalizers sets.Set[string]
 	uncounted            uncountedTerminatedPods
+	// Indexed Jobs: the completed indexes in the status, and with the
+	// succeeded pods not counted yet.
+	prevSucceededIndexes, succeededIndexes orderedIntervals
 }
 
 // Reconcile syncs the Job with cache key "namespace/name": it counts its
@@ -437,7 +442,7 @@ func (jm *Controller) Reconcile(ctx context.Context, key string) error {
 		jm.backoff.remove(key)
 		return nil
 	}
-	if m := shared.Spec.CompletionMode; m != nil && *m != batchv1.NonIndexedCompletion {
+	if m := shared.Spec.CompletionMode; m != nil && *m != batchv1.NonIndexedCompletion && *m != batchv1.IndexedCompletion {
 		jm.recorder.Event(shared, corev1.EventTypeWarning, "UnknownCompletionMode", "Skipped Job sync because completion mode is unknown")
 		return nil
 	}
@@ -491,6 +496,11 @@ func (jm *Controller) Reconcile(ctx context.Context, key string) error {
 			left := time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second - jm.clock.Since(job.Status.StartTime.Time)
 			jm.queue.AddAfter(key, left)
 		}
+	}
+
+	if isIndexedJob(job) {
+		jc.prevSucceededIndexes, jc.succeededIndexes = calculateSucceededIndexes(job, pods)
+		jc.succeeded = int32(jc.succeededIndexes.total())
 	}
 
 	suspendChanged := false
@@ -596,7 +606,7 @@ func (jm *Controller) manageJob(ctx context.Context, job *batchv1.Job, jc *syncJ
 	parallelism := *job.Spec.Parallelism
 
 	if jobSuspended(job) {
-		toDelete := activePodsForRemoval(jc.activePods, int(active))
+		toDelete := activePodsForRemoval(job, jc, int(active))
 		jm.expectDeletions(key, toDelete)
 		removedReady, removed, err := jm.deleteJobPods(ctx, job, key, toDelete)
 		jc.terminating += removed
@@ -617,8 +627,9 @@ func (jm *Controller) manageJob(ctx context.Context, job *batchv1.Job, jc *syncJ
 		wantActive = max(0, min(*job.Spec.Completions-jc.succeeded, parallelism))
 	}
 
-	if rm := active - wantActive; rm > 0 {
-		toDelete := activePodsForRemoval(jc.activePods, int(min(rm, MaxPodCreateDeletePerSync)))
+	if toDelete := activePodsForRemoval(job, jc, int(max(0, active-wantActive))); len(toDelete) > 0 {
+		// An Indexed Job also removes pods of a duplicated or finished index.
+		toDelete = toDelete[:min(len(toDelete), MaxPodCreateDeletePerSync)]
 		jm.expectDeletions(key, toDelete)
 		removedReady, removed, err := jm.deleteJobPods(ctx, job, key, toDelete)
 		jc.terminating += removed
@@ -637,6 +648,14 @@ func (jm *Controller) manageJob(ctx context.Context, job *batchv1.Job, jc *syncJ
 		return active, nil
 	}
 	diff = min(diff, MaxPodCreateDeletePerSync)
+	var indexes []int
+	if isIndexedJob(job) {
+		indexes = firstPendingIndexes(jc, int(diff), *job.Spec.Completions)
+		diff = int32(len(indexes))
+		if diff == 0 {
+			return active, nil
+		}
+	}
 	jm.expectations.ExpectCreations(key, int(diff))
 	template := job.Spec.Template.DeepCopy()
 	if !hasFinalizer(template.Finalizers, batchv1.JobTrackingFinalizer) {
@@ -651,10 +670,16 @@ func (jm *Controller) manageJob(ctx context.Context, job *batchv1.Job, jc *syncJ
 		errs := make(chan error, batch)
 		var wg sync.WaitGroup
 		for range batch {
+			tmpl, generateName := template, job.Name+"-"
+			if len(indexes) > 0 {
+				ix := indexes[0]
+				indexes = indexes[1:]
+				tmpl, generateName = indexedTemplate(job, template, ix), fmt.Sprintf("%s-%d-", job.Name, ix)
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := jm.podControl.CreatePod(ctx, job.Namespace, template, job, ref)
+				err := jm.createPod(ctx, job, tmpl, ref, generateName)
 				if err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 					err = nil // the namespace is going away: so is this Job
 				}
@@ -688,15 +713,48 @@ func (jm *Controller) expectDeletions(key string, pods []*corev1.Pod) {
 	jm.expectations.ExpectDeletions(key, keys)
 }
 
-// activePodsForRemoval returns the n most expendable active pods: not yet
-// scheduled, pending, not ready, newest first.
-func activePodsForRemoval(pods []*corev1.Pod, n int) []*corev1.Pod {
-	if n <= 0 {
-		return nil
+// activePodsForRemoval returns at least n active pods to delete, the most
+// expendable first: not yet scheduled, pending, not ready, newest. An
+// Indexed Job first removes the pods of invalid, finished or duplicated
+// indexes, even when n is 0.
+func activePodsForRemoval(job *batchv1.Job, jc *syncJobCtx, n int) []*corev1.Pod {
+	var rm []*corev1.Pod
+	left := jc.activePods
+	if isIndexedJob(job) {
+		rm = duplicatedIndexPodsForRemoval(jc.activePods, *job.Spec.Completions, jc.succeededIndexes)
+		drop := map[*corev1.Pod]bool{}
+		for _, p := range rm {
+			drop[p] = true
+		}
+		left = nil
+		for _, p := range jc.activePods {
+			if !drop[p] {
+				left = append(left, p)
+			}
+		}
 	}
-	sorted := append([]*corev1.Pod(nil), pods...)
+	if len(rm) >= n {
+		return rm
+	}
+	sorted := append([]*corev1.Pod(nil), left...)
 	sort.Sort(controller.ActivePodsWithRanks{Pods: sorted, Rank: make([]int, len(sorted))})
-	return sorted[:min(n, len(sorted))]
+	return append(rm, sorted[:min(n-len(rm), len(sorted))]...)
+}
+
+// createPod creates a pod of the Job from template with generateName,
+// recording SuccessfulCreate or FailedCreate as PodControl does.
+func (jm *Controller) createPod(ctx context.Context, job *batchv1.Job, template *corev1.PodTemplateSpec, ref *metav1.OwnerReference, generateName string) error {
+	pod := controller.GetPodFromTemplate(template, job, ref)
+	pod.Namespace, pod.GenerateName = job.Namespace, generateName
+	created, err := jm.client.Pods().Create(ctx, pod)
+	if err != nil {
+		if !apierrors.IsTimeout(err) {
+			jm.recorder.Eventf(job, corev1.EventTypeWarning, controller.FailedCreatePodReason, "Error creating: %v", err)
+		}
+		return err
+	}
+	jm.recorder.Eventf(job, corev1.EventTypeNormal, controller.SuccessfulCreatePodReason, "Created pod: %v", created.Name)
+	return nil
 }
 
 // deleteJobPods removes the tracking finalizer and deletes each pod: for
@@ -758,6 +816,8 @@ func (jm *Controller) trackJobStatusAndRemoveFinalizers(ctx context.Context, jc 
 	}
 	var toRemove []*corev1.Pod
 	reachedMax := false
+	indexed := isIndexedJob(job)
+	var newSucceededIndexes []int
 	for _, p := range jc.pods {
 		uid := string(p.UID)
 		if !hasJobTrackingFinalizer(p) || jc.expectedRmFinalizers.Has(uid) {
@@ -768,15 +828,26 @@ func (jm *Controller) trackJobStatusAndRemoveFinalizers(ctx context.Context, jc 
 			continue
 		}
 		toRemove = append(toRemove, p)
+		ix, validIx := 0, true
+		if indexed {
+			ix, validIx = validIndex(p, *job.Spec.Completions)
+		}
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded && !jc.uncounted.failed.Has(uid):
-			if !jc.uncounted.succeeded.Has(uid) {
+			switch {
+			case indexed:
+				// The index is the count: no UID needs remembering.
+				if validIx && !jc.prevSucceededIndexes.has(ix) {
+					newSucceededIndexes = append(newSucceededIndexes, ix)
+					needsFlush = true
+				}
+			case !jc.uncounted.succeeded.Has(uid):
 				needsFlush = true
 				uncounted.Succeeded = append(uncounted.Succeeded, p.UID)
 			}
 		case failed || (jc.finishedCondition != nil && jc.finishedCondition.Type != batchv1.JobSuccessCriteriaMet):
 			// When the Job failed, every pod still running counts as failed.
-			if !jc.uncounted.failed.Has(uid) {
+			if !jc.uncounted.failed.Has(uid) && validIx {
 				needsFlush = true
 				uncounted.Failed = append(uncounted.Failed, p.UID)
 			}
@@ -785,6 +856,14 @@ func (jm *Controller) trackJobStatusAndRemoveFinalizers(ctx context.Context, jc 
 			reachedMax = true
 			break
 		}
+	}
+	if indexed {
+		jc.succeededIndexes = jc.succeededIndexes.with(newSucceededIndexes)
+		if str := jc.succeededIndexes.String(); str != job.Status.CompletedIndexes {
+			job.Status.CompletedIndexes = str
+			needsFlush = true
+		}
+		job.Status.Succeeded = int32(jc.succeededIndexes.total())
 	}
 	// The interim conditions go in with the uncounted pods; the terminal
 	// ones once they are counted.
@@ -1045,6 +1124,9 @@ func getNewFinishedPods(jc *syncJobCtx) (succeeded, failed []*corev1.Pod) {
 		if !hasJobTrackingFinalizer(p) || jc.expectedRmFinalizers.Has(uid) {
 			continue
 		}
+		if _, ok := validIndex(p, deref(jc.job.Spec.Completions)); isIndexedJob(jc.job) && !ok {
+			continue
+		}
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded && !jc.uncounted.succeeded.Has(uid):
 			succeeded = append(succeeded, p)
@@ -1053,4 +1135,12 @@ func getNewFinishedPods(jc *syncJobCtx) (succeeded, failed []*corev1.Pod) {
 		}
 	}
 	return succeeded, failed
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

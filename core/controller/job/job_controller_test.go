@@ -402,3 +402,54 @@ func TestNewValidates(t *testing.T) {
 		t.Error("New without a client: no error")
 	}
 }
+
+func indexOf(p *corev1.Pod) string { return p.Annotations[batchv1.JobCompletionIndexAnnotation] }
+
+// An Indexed Job runs one pod per index (annotation, label, env var,
+// hostname, name), replaces a failed index with the same index, and
+// records the completed indexes.
+func TestIndexedJob(t *testing.T) {
+	e := newEnv(t)
+	e.Step = time.Second
+	j := makeJob("sq", ptr[int32](3), ptr[int32](2), corev1.RestartPolicyNever)
+	mode := batchv1.IndexedCompletion
+	j.Spec.CompletionMode = &mode
+	e.create(j)
+	byIndex := func() map[string]*corev1.Pod {
+		out := map[string]*corev1.Pod{}
+		for _, p := range e.activePods() {
+			out[indexOf(p)] = p
+		}
+		return out
+	}
+	var active map[string]*corev1.Pod
+	e.Eventually("indexes 0 and 1", func() (bool, string) {
+		active = byIndex()
+		return len(active) == 2 && active["0"] != nil && active["1"] != nil, fmt.Sprint(len(active))
+	})
+	p := active["1"]
+	env := p.Spec.Containers[0].Env
+	if !strings.HasPrefix(p.Name, "sq-1-") || p.Spec.Hostname != "sq-1" || p.Labels[batchv1.JobCompletionIndexAnnotation] != "1" ||
+		len(env) != 1 || env[0].Name != "JOB_COMPLETION_INDEX" || env[0].ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+		t.Errorf("pod %s: hostname %q labels %v env %+v", p.Name, p.Spec.Hostname, p.Labels, env)
+	}
+	e.finish(active["1"], 0)
+	e.Eventually("index 2 started, 1 completed", func() (bool, string) {
+		active = byIndex()
+		return active["2"] != nil && e.get("sq").Status.CompletedIndexes == "1", e.get("sq").Status.CompletedIndexes
+	})
+	e.finish(active["2"], 1) // fails: replaced with index 2 again
+	e.finish(active["0"], 0)
+	e.Eventually("index 2 again", func() (bool, string) {
+		active = byIndex()
+		j := e.get("sq")
+		return active["2"] != nil && len(active) == 1 && j.Status.Failed == 1 && j.Status.CompletedIndexes == "0,1",
+			fmt.Sprintf("%d active, completed %q failed %d", len(active), j.Status.CompletedIndexes, j.Status.Failed)
+	})
+	e.finish(active["2"], 0)
+	e.Eventually("Complete", func() (bool, string) {
+		j := e.get("sq")
+		c := condition(j, batchv1.JobComplete)
+		return c != nil && j.Status.CompletedIndexes == "0-2" && j.Status.Succeeded == 3, conditions(j) + " " + j.Status.CompletedIndexes
+	})
+}
