@@ -73,10 +73,11 @@ const serviceAccountTokenIssuer = "https://kubernetes.default.svc.cluster.local"
 // mountedVolume is a volume of a pod that was set up.
 type mountedVolume struct {
 	name     string
-	hostPath string    // emptyDir: the directory the CRI bind-mounts
-	fs       *swapFS   // configMap, secret, downwardAPI, projected
-	readOnly bool      // the plugin's own (configMap ...): mounts are read-only whatever the pod says
-	setUpAt  time.Time // last successful set up
+	hostPath string      // emptyDir: the directory the CRI bind-mounts
+	mem      *cri.MemDir // emptyDir in memory: medium Memory, or a host with no file system (a browser)
+	fs       *swapFS     // configMap, secret, downwardAPI, projected
+	readOnly bool        // the plugin's own (configMap ...): mounts are read-only whatever the pod says
+	setUpAt  time.Time   // last successful set up
 }
 
 // swapFS is a read-only file system whose content is replaced whole: the
@@ -191,7 +192,15 @@ func (kl *Kubelet) setUpVolume(ctx context.Context, pod *corev1.Pod, v *corev1.V
 		if mv != nil {
 			return mv, nil // nothing to refresh
 		}
+		// medium: Memory is a tmpfs upstream; a browser tab has no file
+		// system at all, so there every emptyDir lives in memory.
+		if v.EmptyDir.Medium == corev1.StorageMediumMemory {
+			return &mountedVolume{name: v.Name, mem: cri.NewMemDir(), setUpAt: now}, nil
+		}
 		dir, err := kl.podVolumeDir(pod.UID, emptyDirPluginDir, v.Name)
+		if errors.Is(err, errNoHostFS) {
+			return &mountedVolume{name: v.Name, mem: cri.NewMemDir(), setUpAt: now}, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -452,6 +461,9 @@ func (kl *Kubelet) rootDirectory() (string, error) {
 	return *r.dir.Load(), nil
 }
 
+// errNoHostFS: the host (a browser) has no file system for volume directories.
+var errNoHostFS = errors.New("this host (a browser) has no file system")
+
 // podVolumeDir creates and returns the directory of a pod's volume:
 // <root>/pods/<uid>/volumes/<plugin>/<name>, upstream's layout.
 func (kl *Kubelet) podVolumeDir(uid types.UID, plugin, name string) (string, error) {
@@ -463,7 +475,7 @@ func (kl *Kubelet) podVolumeDir(uid types.UID, plugin, name string) (string, err
 		}
 	}
 	if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.ENOSYS) {
-		return "", fmt.Errorf("emptyDir needs a host file system, which this host (a browser) does not have: %w", err)
+		return "", fmt.Errorf("%w: %w", errNoHostFS, err)
 	}
 	return "", err
 }
@@ -505,6 +517,11 @@ func (kl *Kubelet) containerMounts(pod *corev1.Pod, c *corev1.Container, env []c
 		}
 		mount := cri.Mount{ContainerPath: path.Clean(m.MountPath), ReadOnly: m.ReadOnly || mv.readOnly}
 		switch {
+		case mv.mem != nil:
+			if sub != "" {
+				return nil, fmt.Errorf("failed to prepare subPath for volumeMount %q of container %q: subPath is not supported in an in-memory emptyDir", m.Name, c.Name)
+			}
+			mount.Mem = mv.mem
 		case mv.hostPath != "":
 			mount.HostPath = mv.hostPath
 			if sub != "" {
@@ -550,14 +567,22 @@ func (kl *Kubelet) terminationMessage(pod *corev1.Pod, c *corev1.Container) (msg
 	p = path.Clean(p)
 	for _, m := range c.VolumeMounts {
 		mv := kl.mountedVolume(pod.UID, m.Name)
-		if mv == nil || mv.hostPath == "" || m.SubPath != "" || m.SubPathExpr != "" {
+		if mv == nil || (mv.hostPath == "" && mv.mem == nil) || m.SubPath != "" || m.SubPathExpr != "" {
 			continue
 		}
 		rel, ok := strings.CutPrefix(p, path.Clean(m.MountPath)+"/")
 		if !ok {
 			continue
 		}
-		data, err := readTail(filepath.Join(mv.hostPath, filepath.FromSlash(rel)), maxTerminationMessageLength)
+		var data []byte
+		var err error
+		if mv.mem != nil {
+			if data, err = mv.mem.ReadFile(rel); len(data) > maxTerminationMessageLength {
+				data = data[len(data)-maxTerminationMessageLength:]
+			}
+		} else {
+			data, err = readTail(filepath.Join(mv.hostPath, filepath.FromSlash(rel)), maxTerminationMessageLength)
+		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return "", false

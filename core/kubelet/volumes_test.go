@@ -244,3 +244,38 @@ func TestEmptyDirShared(t *testing.T) {
 }
 
 func criFilter(p *corev1.Pod) cri.ContainerFilter { return cri.ContainerFilter{PodUID: string(p.UID)} }
+
+// TestEmptyDirInMemory: medium Memory (and every emptyDir in a browser, which
+// has no file system) is a cri.MemDir, shared by the pod's containers all the
+// same.
+func TestEmptyDirInMemory(t *testing.T) {
+	n := newTestNode(t)
+	created := n.create(t, pod("mem", func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		mount := []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		p.Spec.Containers = []corev1.Container{
+			{Name: "writer", Image: "web", Args: []string{"--unhealthy"}, VolumeMounts: mount},
+			{Name: "reader", Image: "config", Args: []string{"/data"}, VolumeMounts: mount},
+		}
+		p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}}
+	}))
+	n.waitPod(t, "mem", "writer done", func(p *corev1.Pod) bool {
+		t := containerStatus(p, "writer").State.Terminated
+		return t != nil && t.ExitCode == 0 && containerStatus(p, "reader").State.Running != nil
+	})
+	for {
+		out, _ := n.logs(t, created, &corev1.PodLogOptions{Container: "reader"})
+		if strings.Contains(out, "file /data/unhealthy: unhealthy") {
+			break
+		}
+		n.stepAfterSleep(t, 5*time.Second)
+	}
+	mv := n.mountedVolume(created.UID, "data")
+	if mv.mem == nil || mv.hostPath != "" {
+		t.Fatalf("medium Memory emptyDir: mem %v hostPath %q", mv.mem, mv.hostPath)
+	}
+	if data, err := mv.mem.ReadFile("unhealthy"); err != nil || !strings.Contains(string(data), "unhealthy") {
+		t.Fatalf("the writer's file in memory: %q %v", data, err)
+	}
+}
