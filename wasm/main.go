@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/core/curl"
+	"github.com/kubetab/kubetab/core/etcdctl"
 	"github.com/kubetab/kubetab/core/kubectl"
 	"github.com/kubetab/kubetab/core/ssh"
 	"github.com/kubetab/kubetab/wasm/console"
@@ -59,13 +60,17 @@ func run() error {
 	shell.Register("curl", func(ctx context.Context, args []string, s console.Streams) int {
 		return curl.Run(ctx, curl.Config{Transport: network}, args, curl.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut})
 	})
+	// etcdctl get /registry/pods --prefix --keys-only: the store as it is
+	// (read-only: writes go through the API server).
+	shell.Register("etcdctl", func(ctx context.Context, args []string, s console.Streams) int {
+		return etcdctl.Run(ctx, args, etcdctl.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut}, c.Store)
+	})
 	// ssh NODE systemctl stop|start kubelet: a node failure, for the node
 	// lifecycle lesson.
 	shell.Register("ssh", func(ctx context.Context, args []string, s console.Streams) int {
 		return ssh.Run(ctx, c, args, ssh.IOStreams{Out: s.Out, ErrOut: s.ErrOut})
 	})
-	// More console commands (a lesson's checks, etcdctl-style store reads)
-	// are one shell.Register each.
+	// More console commands (a lesson's checks) are one shell.Register each.
 
 	return worker.Serve(api, shell)
 }
