@@ -14,16 +14,21 @@
 // (50 s), the node's conditions become Unknown:
 //
 //	t=0      kubelet on node-2 stops (kubetab: Cluster.StopNode)
-//	t≈50s    Ready=Unknown  NodeStatusUnknown  "Kubelet stopped posting node status."
+//	t≈55s    (50 s after the last renewal seen, at the next 5 s pass)
+//	         Ready=Unknown  NodeStatusUnknown  "Kubelet stopped posting node status."
 //	         event NodeNotReady "Node node-2 status is now: NodeNotReady"
 //	         pods on node-2: Ready=False, event NodeNotReady "Node is not ready"
 //	         taint node.kubernetes.io/unreachable:NoSchedule  (no new pods)
-//	         taint node.kubernetes.io/unreachable:NoExecute   (rate limited per zone)
-//	t≈350s   the pods' default toleration (300 s, from the DefaultTolerationSeconds
+//	t≈60s    taint node.kubernetes.io/unreachable:NoExecute   (next pass; rate limited per zone)
+//	t≈360s   the pods' default toleration (300 s, from the DefaultTolerationSeconds
 //	         admission plugin) runs out: the taint eviction controller deletes them
-//	         and their ReplicaSets create replacements on other nodes
+//	         and their ReplicaSets create replacements on other nodes; the evicted
+//	         pods stay Terminating, as nothing can stop them on the lost node
 //	later    the kubelet comes back: Ready=True, taints removed; it finishes the
 //	         deletion of its evicted pods
+//
+// (core/cluster's TestNodeFailureEvictsAndReschedules runs this on a fake
+// clock.)
 //
 // A node whose kubelet reports Ready=False (it is up but unwell) gets the
 // node.kubernetes.io/not-ready taints instead; pressure conditions
