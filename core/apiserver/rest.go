@@ -286,6 +286,8 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, st *registry.Sto
 			return err
 		}
 		return s.writeObject(w, info, http.StatusCreated, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
+	case "eviction":
+		return s.evict(w, r, st, info, wo.DryRun)
 	case "":
 	default:
 		return apierrors.NewMethodNotSupported(st.Resource.GroupResource(), "create")

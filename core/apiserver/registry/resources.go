@@ -63,7 +63,7 @@ func DefaultResources() []*Resource {
 		{
 			Version: "v1", Kind: "Pod", Resource: "pods", Singular: "pod", Namespaced: true,
 			ShortNames: []string{"po"}, Categories: all, KeyPrefix: "/registry/pods",
-			Subresources: []string{"binding", "status", "log"},
+			Subresources: []string{"binding", "status", "log", "eviction"},
 			New:          func() runtime.Object { return &corev1.Pod{} },
 			NewList:      func() runtime.Object { return &corev1.PodList{} },
 			Strategy:     podStrategy{},
