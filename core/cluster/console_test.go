@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/kubectl"
 )
 
@@ -65,4 +66,59 @@ func TestConsoleTopAndExec(t *testing.T) {
 	if _, errs, code = run("exec nope -- hello"); code != 1 || !strings.Contains(errs, `pods "nope" not found`) {
 		t.Errorf("exec into a missing pod: %d %q", code, errs)
 	}
+}
+
+// kubectl drain: cordon, evict through pods/eviction, wait; the Deployment's
+// pods come back on the other nodes.
+func TestConsoleDrain(t *testing.T) {
+	c, ctx := startCluster(t)
+	cl := c.Client("test")
+	tr := kubectl.InProcessTransport(c.Handler())
+	run := func(line string) (string, string, int) {
+		args, _ := kubectl.SplitWords(line)
+		var out, errb bytes.Buffer
+		code := kubectl.Run(context.Background(), args, kubectl.IOStreams{Out: &out, ErrOut: &errb}, tr)
+		return out.String(), errb.String(), code
+	}
+	if _, errs, code := run("create deployment web --image=hello --replicas=6"); code != 0 {
+		t.Fatal(errs)
+	}
+	lone := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "lone", Namespace: "default"},
+		Spec:       corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "hello", Image: "hello"}}},
+	}
+	if _, err := cl.Pods().Create(ctx, lone); err != nil {
+		t.Fatal(err)
+	}
+	running := func(node string) (n int, total int) {
+		pods, _, _ := cl.Pods().List(ctx, "default", registry.ListOptions{})
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				total++
+				if p.Spec.NodeName == node {
+					n++
+				}
+			}
+		}
+		return n, total
+	}
+	eventually(t, 60*time.Second, "7 pods Running", func() (bool, string) {
+		_, total := running("")
+		return total == 7, fmt.Sprint(total)
+	})
+
+	out, errs, code := run("drain node-1")
+	if code != 1 || !strings.Contains(out, "node/node-1 cordoned") ||
+		!strings.Contains(errs, "cannot delete Pods that declare no controller (use --force to override): default/lone") {
+		t.Fatalf("drain without --force: %d %q %q", code, out, errs)
+	}
+	out, errs, code = run("drain node-1 --force --grace-period=0")
+	if code != 0 || !strings.Contains(out, "node/node-1 already cordoned") || !strings.Contains(out, "node/node-1 drained") ||
+		!strings.Contains(out, "evicting pod default/lone") {
+		t.Fatalf("drain --force: %d %q %q", code, out, errs)
+	}
+	eventually(t, 60*time.Second, "6 web pods Running elsewhere", func() (bool, string) {
+		onNode1, total := running("node-1")
+		return onNode1 == 0 && total == 6, fmt.Sprint(onNode1, total)
+	})
 }

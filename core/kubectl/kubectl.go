@@ -214,7 +214,7 @@ func (s *session) rootCommand() *cobra.Command {
 	add("basic", s.newCreateCommand(), s.newExplainCommand(), s.newGetCommand(), s.newDeleteCommand())
 	add("deploy", s.newRolloutCommand(), s.newScaleCommand())
 	add("basic", s.newSetCommand())
-	add("cluster", s.newClusterInfoCommand(), s.newTopCommand(), s.newCordonCommand(true), s.newCordonCommand(false))
+	add("cluster", s.newClusterInfoCommand(), s.newTopCommand(), s.newCordonCommand(true), s.newCordonCommand(false), s.newDrainCommand())
 	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newExecCommand(), s.newEventsCommand(), s.newSchedulingCommand())
 	add("advanced", s.newDiffCommand(), s.newApplyCommand(), s.newPatchCommand(), s.newWaitCommand())
 	add("settings", s.newLabelCommand(), s.newAnnotateCommand())
