@@ -318,25 +318,6 @@ func TestConsole(t *testing.T) {
 		t.Errorf("kubectl get nodes: code %d, output %q", *c.Code, c.Output)
 	}
 
-	// The store behind the API server, as etcdctl shows it.
-	c = typeLine(t, ctx, "etcdctl get /registry/namespaces --prefix --keys-only", 60*time.Second)
-	if *c.Code != 0 || !strings.Contains(c.Output, "/registry/namespaces/default") {
-		t.Errorf("etcdctl get: code %d, output %q", *c.Code, c.Output)
-	}
-	// A node's kubelet, stopped and started over "ssh".
-	c = typeLine(t, ctx, "ssh node-2 systemctl stop kubelet", 60*time.Second)
-	if *c.Code != 0 {
-		t.Errorf("ssh stop: code %d, output %q", *c.Code, c.Output)
-	}
-	c = typeLine(t, ctx, "ssh node-2 systemctl is-active kubelet", 60*time.Second)
-	if *c.Code != 3 || !strings.Contains(c.Output, "inactive") {
-		t.Errorf("ssh is-active after stop: code %d, output %q", *c.Code, c.Output)
-	}
-	c = typeLine(t, ctx, "ssh node-2 systemctl start kubelet", 60*time.Second)
-	if *c.Code != 0 {
-		t.Errorf("ssh start: code %d, output %q", *c.Code, c.Output)
-	}
-
 	// ArrowUp brings back the last line; Enter runs it again.
 	n := eval[int](t, ctx, `kubetab.commands.length`)
 	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowUp)); err != nil {
@@ -362,6 +343,25 @@ func TestConsole(t *testing.T) {
 	waitJS(t, ctx, "Ctrl-C to end the watch", fmt.Sprintf(`kubetab.commands[%d].code !== null`, n), 30*time.Second)
 	if !strings.Contains(eval[string](t, ctx, `kubetab.consoleText()`), "^C") {
 		t.Error("the terminal does not show ^C")
+	}
+
+	// The store behind the API server, as etcdctl shows it.
+	c = typeLine(t, ctx, "etcdctl get /registry/namespaces --prefix --keys-only", 60*time.Second)
+	if *c.Code != 0 || !strings.Contains(c.Output, "/registry/namespaces/default") {
+		t.Errorf("etcdctl get: code %d, output %q", *c.Code, c.Output)
+	}
+	// A node's kubelet, stopped and started over "ssh".
+	c = typeLine(t, ctx, "ssh node-2 systemctl stop kubelet", 60*time.Second)
+	if *c.Code != 0 {
+		t.Errorf("ssh stop: code %d, output %q", *c.Code, c.Output)
+	}
+	c = typeLine(t, ctx, "ssh node-2 systemctl is-active kubelet", 60*time.Second)
+	if *c.Code != 3 || !strings.Contains(c.Output, "inactive") {
+		t.Errorf("ssh is-active after stop: code %d, output %q", *c.Code, c.Output)
+	}
+	c = typeLine(t, ctx, "ssh node-2 systemctl start kubelet", 60*time.Second)
+	if *c.Code != 0 {
+		t.Errorf("ssh start: code %d, output %q", *c.Code, c.Output)
 	}
 }
 
