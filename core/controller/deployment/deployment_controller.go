@@ -34,7 +34,6 @@ package deployment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 
@@ -87,17 +86,8 @@ type Controller struct {
 
 // New returns a controller; call Run to start it.
 func New(cfg Config) (*Controller, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("deployment: Config.Client is required")
-	}
-	if cfg.Workers < 0 {
-		return nil, fmt.Errorf("deployment: Workers (%d) must not be negative", cfg.Workers)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers
+	if err := controller.CheckConfig("deployment", cfg.Client, &cfg.Workers, DefaultWorkers, &cfg.Clock); err != nil {
+		return nil, err
 	}
 	dc := &Controller{
 		client:      cfg.Client,

@@ -33,7 +33,6 @@ package endpoint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -89,17 +88,8 @@ type Controller struct {
 
 // New returns a controller; call Run to start it.
 func New(cfg Config) (*Controller, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("endpoint: Config.Client is required")
-	}
-	if cfg.Workers < 0 {
-		return nil, fmt.Errorf("endpoint: Workers (%d) must not be negative", cfg.Workers)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers
+	if err := controller.CheckConfig("endpoint", cfg.Client, &cfg.Workers, DefaultWorkers, &cfg.Clock); err != nil {
+		return nil, err
 	}
 	services := client.For[*corev1.Service](cfg.Client, "", "services")
 	endpoints := client.For[*corev1.Endpoints](cfg.Client, "", "endpoints")

@@ -96,17 +96,8 @@ type monitor struct {
 
 // New returns a collector; call Run to start it.
 func New(cfg Config) (*GarbageCollector, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("garbagecollector: Config.Client is required")
-	}
-	if cfg.Workers < 0 {
-		return nil, fmt.Errorf("garbagecollector: Workers (%d) must not be negative", cfg.Workers)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers
+	if err := controller.CheckConfig("garbagecollector", cfg.Client, &cfg.Workers, DefaultWorkers, &cfg.Clock); err != nil {
+		return nil, err
 	}
 	gc := &GarbageCollector{
 		client:   cfg.Client,

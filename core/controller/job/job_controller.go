@@ -137,17 +137,8 @@ type Controller struct {
 
 // New returns a controller; call Run to start it.
 func New(cfg Config) (*Controller, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("job: Config.Client is required")
-	}
-	if cfg.Workers < 0 {
-		return nil, fmt.Errorf("job: Workers (%d) must not be negative", cfg.Workers)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers
+	if err := controller.CheckConfig("job", cfg.Client, &cfg.Workers, DefaultWorkers, &cfg.Clock); err != nil {
+		return nil, err
 	}
 	jobs := client.For[*batchv1.Job](cfg.Client, batchv1.GroupName, "jobs")
 	recorder := client.NewRecorder(cfg.Client, Component, "", cfg.Clock)

@@ -84,17 +84,8 @@ type Controller struct {
 
 // New returns a controller; call Run to start it.
 func New(cfg Config) (*Controller, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("namespace: Config.Client is required")
-	}
-	if cfg.Workers < 0 {
-		return nil, fmt.Errorf("namespace: Workers (%d) must not be negative", cfg.Workers)
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers
+	if err := controller.CheckConfig("namespace", cfg.Client, &cfg.Workers, DefaultWorkers, &cfg.Clock); err != nil {
+		return nil, err
 	}
 	nm := &Controller{
 		client:   cfg.Client,
