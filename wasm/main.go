@@ -6,9 +6,11 @@
 //
 // It boots the same control plane that `kubetab cluster` runs natively
 // (core/cluster: store, apiserver, controllers, scheduler, kubelets) and opens
-// two doors to the page through package worker: the page's API requests reach
-// the kube-apiserver handler (list + watch for the live panels), and console
-// lines run kubectl against the same handler in-process. Glue only.
+// three doors to the page through package worker: the page's API requests
+// reach the kube-apiserver handler (list + watch for the live panels),
+// console lines run kubectl against the same handler in-process, and the
+// page lists the image registry and adds a learner's own .wasm to it. Glue
+// only.
 package main
 
 import (
@@ -36,7 +38,8 @@ func main() {
 }
 
 func run() error {
-	c, err := cluster.New(cluster.Config{Images: images.New()})
+	catalog := images.New() // the registry the kubelets pull from; the page adds to it
+	c, err := cluster.New(cluster.Config{Images: catalog})
 	if err != nil {
 		return fmt.Errorf("new cluster: %w", err)
 	}
@@ -70,7 +73,19 @@ func run() error {
 	shell.Register("ssh", func(ctx context.Context, args []string, s console.Streams) int {
 		return ssh.Run(ctx, c, args, ssh.IOStreams{Out: s.Out, ErrOut: s.ErrOut})
 	})
+	// images: the registry's catalog, a learner's own modules included.
+	shell.Register("images", func(ctx context.Context, args []string, s console.Streams) int {
+		if len(args) > 0 {
+			fmt.Fprintln(s.ErrOut, "usage: images (lists the images pods can run; add your own .wasm in the page's Images panel)")
+			return console.ExitUsage
+		}
+		if err := catalog.WriteTable(s.Out); err != nil {
+			fmt.Fprintln(s.ErrOut, err)
+			return 1
+		}
+		return console.ExitOK
+	})
 	// More console commands (a lesson's checks) are one shell.Register each.
 
-	return worker.Serve(api, shell)
+	return worker.Serve(api, shell, catalog)
 }

@@ -15,6 +15,7 @@ export class Cluster {
     this.nextID = 1;
     this.requests = new Map(); // id → {resolve, reject, ctrl}
     this.commands = new Map(); // id → {onOutput, resolve}
+    this.calls = new Map(); // id → {resolve, reject}: listImages, addImage
     this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [] };
     this.stderr = []; // the last lines Go wrote to stderr
     this.isReady = false;
@@ -79,6 +80,16 @@ export class Cluster {
         if (c) c.resolve(msg.code);
         break;
       }
+      case 'images':
+      case 'imageAdded':
+      case 'imageError': {
+        const c = this.calls.get(msg.id);
+        this.calls.delete(msg.id);
+        if (!c) return;
+        if (msg.type === 'imageError') c.reject(new Error(msg.message));
+        else c.resolve(msg.type === 'images' ? msg.images : msg.ref);
+        break;
+      }
       case 'log':
         this.stderr.push(msg.text);
         if (this.stderr.length > 200) this.stderr.shift();
@@ -102,6 +113,17 @@ export class Cluster {
       c.resolve(1);
       this.commands.delete(id);
     }
+    for (const [id, c] of this.calls) {
+      c.reject(err);
+      this.calls.delete(id);
+    }
+  }
+
+  call(msg, transfer) {
+    const id = this.nextID++;
+    const done = new Promise((resolve, reject) => this.calls.set(id, { resolve, reject }));
+    this.worker.postMessage({ ...msg, id }, transfer || []);
+    return done;
   }
 
   abort(id) {
@@ -139,6 +161,24 @@ export class Cluster {
     this.worker.postMessage({ type: 'request', id, method: init.method || 'GET', url: path, headers, body },
       body ? [body] : []);
     return response;
+  }
+
+  /**
+   * The image registry the kubelets pull from: [{ref, digest, size, about,
+   * builtin}], sorted by ref.
+   */
+  listImages() {
+    return this.call({ type: 'listImages' });
+  }
+
+  /**
+   * Add a learner's own WASI preview1 module (an ArrayBuffer, transferred) to
+   * the registry as name:tag (tag '' means latest). Resolves to the reference
+   * pods can use; rejects with an Error whose message is the Go error's text
+   * (too large, a built-in name, a bad reference, not a WASI command).
+   */
+  addImage(name, tag, module) {
+    return this.call({ type: 'addImage', name, tag, module }, [module]);
   }
 
   /**

@@ -8,17 +8,12 @@ import './style.css';
 
 import { Cluster } from './bridge.js';
 import { Console } from './terminal.js';
-import { wrap } from './text.js';
+import { wrap, formatBytes } from './text.js';
 import { ClusterView } from './clusterview.js';
+import { ImagesView } from './imagesview.js';
 import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 
 const $ = (sel) => document.querySelector(sel);
-
-function formatBytes(n) {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(0)} KB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MB`;
-}
 
 // Test and benchmark hooks (test/browser reads these).
 const kubetab = {
@@ -139,3 +134,8 @@ const view = new ClusterView($('#cluster'), cluster);
 kubetab.view = view;
 view.render();
 cluster.ready.then(() => view.start(), () => {});
+
+// --- the image registry, and a learner's own .wasm -------------------------------
+const images = new ImagesView($('#registry'), cluster);
+kubetab.images = images;
+cluster.ready.then(() => images.refresh(), () => {});

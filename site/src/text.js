@@ -38,3 +38,10 @@ export function wrap(text, cols) {
   if (line) lines.push(line.trimEnd());
   return lines.join('\r\n');
 }
+
+/** A byte count for people: "512 B", "14.2 KB", "2.6 MB" (1 KB = 1024 B). */
+export function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -7,6 +7,9 @@
 //   {type: 'abort', id}                  the page no longer reads that response
 //   {type: 'run', id, line, stdin?}      a console line
 //   {type: 'cancel', id}                 Ctrl-C for that line
+//   {type: 'listImages', id}             the image registry's catalog
+//   {type: 'addImage', id, name, tag, module: ArrayBuffer}
+//                                        a learner's own .wasm, as name:tag
 // Messages to the page:
 //   {type: 'progress', loaded, total}    wasm download (total 0 when unknown)
 //   {type: 'phase', phase}               'compile' | 'start'
@@ -14,6 +17,10 @@
 //   {type: 'head', id, status, headers}  then {type: 'chunk', id, data}... then
 //   {type: 'end', id} or {type: 'error', id, message}
 //   {type: 'output', id, fd, data}       console bytes (fd 1 or 2), then {type: 'exit', id, code}
+//   {type: 'images', id, images: [{ref, digest, size, about, builtin}]}
+//   {type: 'imageAdded', id, ref}        listed; pods can run it now
+//   {type: 'imageError', id, message}    refused (size, reference, not a WASI
+//                                        command); message is the Go error's text
 //   {type: 'panic', where, message, stack}   Go recovered a panic
 //   {type: 'log', text}                  Go wrote to stderr (kept for crash reports)
 //   {type: 'exited', code}               the Go program ended (it should not)
@@ -54,12 +61,14 @@ globalThis.kubetabHost = {
   },
   output(id, fd, u8) { bytesMessage({ type: 'output', id, fd }, u8); },
   exit(id, code) { post({ type: 'exit', id, code }); },
+  imageAdded(id, ref) { post({ type: 'imageAdded', id, ref }); },
+  imageError(id, message) { post({ type: 'imageError', id, message }); },
   panic(where, message, stack) { post({ type: 'panic', where, message, stack }); },
 };
 
 // syumai/workers reads globalThis.context.binding when the Go program
-// initializes, and puts handleRequest there; wasm/worker adds runCommand and
-// cancelCommand.
+// initializes, and puts handleRequest there; wasm/worker adds runCommand,
+// cancelCommand, listImages and addImage.
 globalThis.context = { binding: {} };
 const binding = globalThis.context.binding;
 
@@ -172,6 +181,14 @@ self.onmessage = async ({ data: msg }) => {
     case 'cancel':
       await ready;
       binding.cancelCommand(msg.id);
+      break;
+    case 'listImages':
+      await ready;
+      post({ type: 'images', id: msg.id, images: JSON.parse(binding.listImages() || '[]') });
+      break;
+    case 'addImage':
+      await ready;
+      binding.addImage(msg.id, String(msg.name), String(msg.tag), new Uint8Array(msg.module));
       break;
     default:
       console.warn('kubetab worker: unknown message', msg);

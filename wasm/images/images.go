@@ -79,16 +79,22 @@ type Entry struct {
 	Digest string // "sha256:..."
 	Size   int    // bytes
 	About  string // one line for humans
+	// Builtin is true for the images that ship with kubetab, false for those
+	// a learner added.
+	Builtin bool
 }
 
 // Catalog is the set of images kubetab ships, plus those a learner added.
 // It is safe for concurrent use.
 type Catalog struct {
+	// builtin is the references that ship with kubetab. Written only by
+	// New, so it is read without the lock.
+	builtin map[string]bool
+
 	mu       sync.RWMutex         // guards the fields below
 	byRef    map[string]cri.Image // by normalized reference
 	byDigest map[string]cri.Image // by digest (Ref is the first tag listed)
 	entries  []Entry
-	builtin  map[string]bool // references that ship with kubetab
 }
 
 var _ cri.ImageSource = (*Catalog)(nil)
@@ -101,12 +107,12 @@ func New() *Catalog {
 		if err != nil {
 			panic(fmt.Sprintf("images: %s is listed but not embedded: %v", e.file, err)) // broken build
 		}
-		c.addLocked(e.ref, mod, e.about)
 		c.builtin[e.ref] = true
+		c.addLocked(e.ref, mod, e.about)
 		if r, _ := cri.ParseRef(e.ref); r.Tag == "1.0" {
 			latest := r.Name + ":latest"
-			c.addLocked(latest, mod, fmt.Sprintf("the same module (and digest) as %s; what plain '%s' means", e.ref, r.Name))
 			c.builtin[latest] = true
+			c.addLocked(latest, mod, fmt.Sprintf("the same module (and digest) as %s; what plain '%s' means", e.ref, r.Name))
 		}
 	}
 	return c
@@ -126,7 +132,7 @@ func (c *Catalog) addLocked(ref string, mod []byte, about string) {
 	if _, ok := c.byDigest[img.Digest]; !ok {
 		c.byDigest[img.Digest] = img
 	}
-	c.entries = append(c.entries, Entry{Ref: ref, Digest: img.Digest, Size: len(mod), About: about})
+	c.entries = append(c.entries, Entry{Ref: ref, Digest: img.Digest, Size: len(mod), About: about, Builtin: c.builtin[ref]})
 	sort.Slice(c.entries, func(i, j int) bool { return c.entries[i].Ref < c.entries[j].Ref })
 }
 
@@ -159,6 +165,26 @@ func slicesDeleteRef(entries []Entry, ref string) []Entry {
 // Nodes pull it like any image; a pod that already runs the old module under
 // this tag keeps running it, as with a moved tag in a real registry.
 func (c *Catalog) Add(name, tag string, module []byte) error {
+	ref, err := c.CheckAdd(name, tag, len(module))
+	if err != nil {
+		return err
+	}
+	if err := cri.CheckCommand(module); err != nil {
+		return fmt.Errorf("images: add %s: %w", ref, err)
+	}
+	mod := append([]byte(nil), module...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.addLocked(ref, mod, fmt.Sprintf("added by you (%d bytes)", len(mod)))
+	return nil
+}
+
+// CheckAdd is what Add checks before it reads the module: the reference
+// (ErrBuiltin, cri.ErrInvalidReference) and the size (ErrTooLarge), with
+// Add's messages. It returns the normalized reference Add would list
+// ("myapp:latest"). The browser calls it before copying a learner's file
+// into the Go program, so a 1 GB file is refused without 1 GB of memory.
+func (c *Catalog) CheckAdd(name, tag string, size int) (ref string, err error) {
 	if tag == "" {
 		tag = "latest"
 	}
@@ -167,23 +193,16 @@ func (c *Catalog) Add(name, tag string, module []byte) error {
 		if err == nil {
 			err = fmt.Errorf("%w: %q: name and tag only", cri.ErrInvalidReference, name+":"+tag)
 		}
-		return fmt.Errorf("images: add %s:%s: %w", name, tag, err)
+		return "", fmt.Errorf("images: add %s:%s: %w", name, tag, err)
 	}
-	ref := r.String()
-	if len(module) > MaxModuleBytes {
-		return fmt.Errorf("%w: %s is %d bytes, the limit is %d (8 MiB); build with -Os and strip it (wasm-ld --strip-all)", ErrTooLarge, ref, len(module), MaxModuleBytes)
-	}
-	if err := cri.CheckCommand(module); err != nil {
-		return fmt.Errorf("images: add %s: %w", ref, err)
-	}
-	mod := append([]byte(nil), module...)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	ref = r.String()
 	if c.builtin[ref] {
-		return fmt.Errorf("%w: %s ships with kubetab; pick another name or tag", ErrBuiltin, ref)
+		return "", fmt.Errorf("%w: %s ships with kubetab; pick another name or tag", ErrBuiltin, ref)
 	}
-	c.addLocked(ref, mod, fmt.Sprintf("added by you (%d bytes)", len(mod)))
-	return nil
+	if size > MaxModuleBytes {
+		return "", fmt.Errorf("%w: %s is %d bytes, the limit is %d (8 MiB); build with -Os and strip it (wasm-ld --strip-all)", ErrTooLarge, ref, size, MaxModuleBytes)
+	}
+	return ref, nil
 }
 
 // List returns every image of the catalog, sorted by reference.

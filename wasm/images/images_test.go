@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"strings"
@@ -169,5 +170,86 @@ func TestAdd(t *testing.T) {
 	}
 	if len(refs) != 2 || !strings.Contains(refs[0], "added by you") {
 		t.Fatalf("listed %q, want mine:1.0 and mine:latest once each", refs)
+	}
+}
+
+// TestCheckAdd: the checks Add makes before it reads the module, with Add's
+// messages, so the browser can refuse a huge file before copying it.
+func TestCheckAdd(t *testing.T) {
+	c := images.New()
+	tests := []struct {
+		name, tag string
+		size      int
+		wantRef   string
+		wantErr   error
+		wantMsg   string
+	}{
+		{name: "myapp", size: 100, wantRef: "myapp:latest"},
+		{name: "myapp", tag: "1.0", size: images.MaxModuleBytes, wantRef: "myapp:1.0"},
+		{name: "myapp", size: images.MaxModuleBytes + 1, wantErr: images.ErrTooLarge,
+			wantMsg: "images: module too large: myapp:latest is 8388609 bytes, the limit is 8388608 (8 MiB)"},
+		{name: "hello", tag: "2.0", size: 1 << 30, wantErr: images.ErrBuiltin, wantMsg: "hello:2.0 ships with kubetab"},
+		{name: "My App", size: 100, wantErr: cri.ErrInvalidReference},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+":"+tt.tag, func(t *testing.T) {
+			ref, err := c.CheckAdd(tt.name, tt.tag, tt.size)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) || !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Fatalf("CheckAdd = %q, %v; want %v saying %q", ref, err, tt.wantErr, tt.wantMsg)
+				}
+				return
+			}
+			if err != nil || ref != tt.wantRef {
+				t.Fatalf("CheckAdd = %q, %v; want %q", ref, err, tt.wantRef)
+			}
+		})
+	}
+	// Add returns the same error for the same size, without a module to check.
+	if err := c.Add("myapp", "", make([]byte, images.MaxModuleBytes+1)); !errors.Is(err, images.ErrTooLarge) {
+		t.Fatalf("Add of a large module = %v", err)
+	}
+}
+
+func TestListBuiltin(t *testing.T) {
+	c := images.New()
+	hello, err := c.Fetch(context.Background(), "hello:1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add("mine", "", hello.Module); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range c.List() {
+		if want := e.Ref != "mine:latest"; e.Builtin != want {
+			t.Errorf("%s: Builtin = %v, want %v", e.Ref, e.Builtin, want)
+		}
+	}
+}
+
+func TestWriteTable(t *testing.T) {
+	c := images.New()
+	hello, err := c.Fetch(context.Background(), "hello:1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add("mine", "0.1", hello.Module); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := c.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "IMAGE TAG IMAGE ID SIZE ABOUT" {
+		t.Fatalf("header %q", lines[0])
+	}
+	if len(lines) != len(c.List())+1 {
+		t.Fatalf("%d lines for %d images:\n%s", len(lines), len(c.List()), b.String())
+	}
+	id := strings.TrimPrefix(hello.Digest, "sha256:")[:13]
+	want := fmt.Sprintf("mine %s %s %.1fkB added by you", "0.1", id, float64(len(hello.Module))/1000)
+	if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), want) {
+		t.Fatalf("no row %q in:\n%s", want, b.String())
 	}
 }

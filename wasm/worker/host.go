@@ -17,6 +17,8 @@ import (
 //	newStream(onCancel) → {stream, push(u8), close(), fail(message)}
 //	output(id, fd, u8)             a command wrote bytes to fd 1 or 2
 //	exit(id, code)                 a command finished
+//	imageAdded(id, ref)            addImage listed the module as ref
+//	imageError(id, message)        addImage refused it; message is the Go error
 //	panic(where, message, stack)   Go recovered a panic; the page shows it
 type host struct {
 	obj        safejs.Value

@@ -17,6 +17,10 @@
 //	    registered here; a console line runs in console.Shell with its output
 //	    sent back in chunks (kubetabHost.output) and its exit code last
 //	    (kubetabHost.exit). cancelCommand is the terminal's Ctrl-C.
+//	context.binding.listImages() / addImage(id, name, tag, u8)
+//	    registered here (images.go); the image registry the kubelets pull
+//	    from, listed for the page, and a learner's own .wasm added to it
+//	    (answered by kubetabHost.imageAdded or kubetabHost.imageError).
 //
 // Every JS callback and every goroutine started for JS recovers panics and
 // reports them to the page (kubetabHost.panic).
@@ -36,10 +40,11 @@ import (
 	"github.com/kubetab/kubetab/wasm/console"
 )
 
-// Serve registers api as the handler for page requests and shell as the
-// console, then tells the worker's JS that Go is ready. It returns at once;
-// the caller keeps the Go program alive (select {}).
-func Serve(api http.Handler, shell *console.Shell) error {
+// Serve registers api as the handler for page requests, shell as the
+// console and catalog as the page's image registry, then tells the worker's
+// JS that Go is ready. It returns at once; the caller keeps the Go program
+// alive (select {}).
+func Serve(api http.Handler, shell *console.Shell, catalog Images) error {
 	h, err := newHost()
 	if err != nil {
 		return err
@@ -61,11 +66,21 @@ func Serve(api http.Handler, shell *console.Shell) error {
 	if err != nil {
 		return err
 	}
-	if err := binding.Set("runCommand", run.Value()); err != nil {
+	d := &imageDoor{h: h, images: catalog}
+	listImages, err := h.callback("listImages", d.list)
+	if err != nil {
 		return err
 	}
-	if err := binding.Set("cancelCommand", cancel.Value()); err != nil {
+	addImage, err := h.callback("addImage", d.add)
+	if err != nil {
 		return err
+	}
+	for name, fn := range map[string]safejs.Func{
+		"runCommand": run, "cancelCommand": cancel, "listImages": listImages, "addImage": addImage,
+	} {
+		if err := binding.Set(name, fn.Value()); err != nil {
+			return err
+		}
 	}
 	workers.Ready()
 	return nil

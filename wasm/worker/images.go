@@ -1,0 +1,107 @@
+//go:build js && wasm
+
+package worker
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/hack-pad/safejs"
+
+	"github.com/kubetab/kubetab/wasm/images"
+)
+
+// Images is the image registry as the page sees it (package images' Catalog):
+// the list the page shows, and a learner's own module added to it.
+type Images interface {
+	List() []images.Entry
+	CheckAdd(name, tag string, size int) (ref string, err error)
+	Add(name, tag string, module []byte) error
+}
+
+var _ Images = (*images.Catalog)(nil)
+
+// imageDoor serves the page's image messages (site/src/worker.js):
+//
+//	context.binding.listImages() → JSON [{ref, digest, size, about, builtin}]
+//	context.binding.addImage(id, name, tag, u8)
+//	    returns at once; then kubetabHost.imageAdded(id, ref) or
+//	    kubetabHost.imageError(id, message), the message being the Go error's
+//	    text (images.ErrTooLarge, ErrBuiltin, cri.ErrInvalidReference,
+//	    cri.ErrInvalidImage).
+type imageDoor struct {
+	h      *host
+	images Images
+}
+
+// imageJSON is one catalog entry as the page gets it.
+type imageJSON struct {
+	Ref     string `json:"ref"`
+	Digest  string `json:"digest"`
+	Size    int    `json:"size"`
+	About   string `json:"about"`
+	Builtin bool   `json:"builtin"`
+}
+
+func (d *imageDoor) list([]safejs.Value) any {
+	entries := d.images.List()
+	out := make([]imageJSON, len(entries))
+	for i, e := range entries {
+		out[i] = imageJSON{Ref: e.Ref, Digest: e.Digest, Size: e.Size, About: e.About, Builtin: e.Builtin}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		panic(fmt.Sprintf("listImages: %v", err)) // plain strings, ints and bools always encode
+	}
+	return string(b)
+}
+
+// add is addImage(id, name, tag, u8). The reference and the size are checked
+// before the bytes are copied into Go, so an oversized file costs nothing;
+// the module itself is checked (and listed) in a goroutine, as a JS callback
+// must not block.
+func (d *imageDoor) add(args []safejs.Value) any {
+	if len(args) < 4 {
+		panic(fmt.Sprintf("addImage(id, name, tag, u8) called with %d arguments", len(args)))
+	}
+	id, err := args[0].Int()
+	if err != nil {
+		panic(fmt.Sprintf("addImage: id: %v", err))
+	}
+	name, err := args[1].String()
+	if err != nil {
+		panic(fmt.Sprintf("addImage: name: %v", err))
+	}
+	tag, err := args[2].String()
+	if err != nil {
+		panic(fmt.Sprintf("addImage: tag: %v", err))
+	}
+	size, err := args[3].Length()
+	if err != nil {
+		panic(fmt.Sprintf("addImage: module: %v", err))
+	}
+	ref, err := d.images.CheckAdd(name, tag, size)
+	if err != nil {
+		d.h.call("imageError", id, err.Error())
+		return nil
+	}
+	module := make([]byte, size)
+	if _, err := safejs.CopyBytesToGo(module, args[3]); err != nil {
+		panic(fmt.Sprintf("addImage: module is not a Uint8Array: %v", err))
+	}
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				d.h.reportPanic("addImage "+ref, v, debug.Stack())
+				d.h.call("imageError", id, fmt.Sprintf("internal error: %v", v))
+			}
+		}()
+		if err := d.images.Add(name, tag, module); err != nil {
+			d.h.call("imageError", id, err.Error())
+			return
+		}
+		d.h.call("imageAdded", id, ref)
+	}()
+	return nil
+}
