@@ -6,6 +6,7 @@
 #   ./build.sh serve   build, then serve the site at http://127.0.0.1:8080
 #   ./build.sh test    build, then every test; exits non-zero if any step fails
 #   ./build.sh bench   build, then wasm sizes, Go benchmarks, page-load-to-first-output
+#                      and pod start in headless Chromium
 #
 # Go modules come from the Go module proxy and npm packages from the npm
 # registry (site/package-lock.json); everything else is a Debian package,
@@ -169,9 +170,10 @@ cmd_bench() {
   grep -E '^(pkg:|Benchmark|FAIL|---|panic)' "$out" || true
   rm -f "$out"
   [ "$status" -eq 0 ] || { echo "build.sh bench: Go benchmarks failed" >&2; exit "$status"; }
-  log "page load to first kubectl get nodes output (headless Chromium, 5 runs)"
+  log "headless Chromium: page load to first kubectl get nodes output (5 runs); pod start, cached and uncached (5 rounds)"
   KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_BENCH_RUNS=5 \
-    go test -count=1 -run '^TestFirstOutputTime$' -v ./test/browser/ | grep -E 'median|run [0-9]+:|FAIL|ok'
+    go test -count=1 -timeout 30m -run '^(TestFirstOutputTime|TestPodStartTime)$' -v ./test/browser/ |
+    grep -E 'median|run [0-9]+:|round [0-9]+:|pod start in Chromium|FAIL|ok'
 }
 
 case "${1:-}" in

@@ -10,6 +10,7 @@ import { Cluster } from './bridge.js';
 import { Console } from './terminal.js';
 import { wrap, formatBytes } from './text.js';
 import { ClusterView } from './clusterview.js';
+import { Informer } from './informer.js';
 import { ImagesView } from './imagesview.js';
 import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 
@@ -20,6 +21,7 @@ const kubetab = {
   timing: { navigation: 0 }, // performance.now() at each start-up phase
   commands: [],              // {line, firstOutputAt, exitAt, code, output}
   consoleText: () => '',
+  Informer, // the page's list+watch, for benchmarks that watch as the page does
 };
 window.kubetab = kubetab;
 
