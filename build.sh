@@ -112,8 +112,9 @@ RACE_PACKAGES=(./core/store/... ./core/client/... ./wasm/bridge/... ./wasm/conso
 go_test_js() {
   local exec
   exec="$(wasm_exec_dir)/go_js_wasm_exec"
-  # Every package under core/ must build and pass under GOOS=js as well.
-  GOOS=js GOARCH=wasm go test -exec="$exec" -count=1 -timeout 8m ./core/...
+  # Every package under core/ must build and pass under GOOS=js as well,
+  # and the glue that gives the JavaScript event loop its turns.
+  GOOS=js GOARCH=wasm go test -exec="$exec" -count=1 -timeout 8m ./core/... ./wasm/jsloop/
 }
 
 browser_tests() {

@@ -28,6 +28,11 @@
 //   - There is no network: the global connection flags (--endpoints, --cacert,
 //     --cert, --key, ...) are accepted so commands copied from the Kubernetes
 //     docs work, and --endpoints only names the endpoint in `endpoint status`.
+//   - Values are objects as kube-apiserver stores them: protobuf, "k8s\x00"
+//     and an envelope naming apiVersion and kind, mostly binary with the
+//     names and strings readable. The real etcdctl prints those bytes raw;
+//     this one shows control bytes as '.' (as hexdump -C does) so they cannot
+//     drive the console's terminal. -w json carries the exact bytes.
 //   - A JSON header carries the revision only: kubetab's store has no cluster
 //     or member IDs and no raft term.
 //   - `endpoint status` shows what this store has (revision, compacted

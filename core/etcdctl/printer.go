@@ -5,17 +5,40 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kubetab/kubetab/core/store"
 )
 
 // printKV is etcdctl's printKV: the key on a line, then the value on a line
-// (raw bytes, as etcdctl prints them).
+// (with unprintable bytes as dots: see printable).
 func printKV(w io.Writer, valueOnly bool, key string, value []byte) {
 	if !valueOnly {
 		fmt.Fprintln(w, key)
 	}
-	fmt.Fprintln(w, string(value))
+	w.Write(printable(value))
+	fmt.Fprintln(w)
+}
+
+// printable is value with every control byte but tab and newline, and every
+// byte that is not part of valid UTF-8, shown as '.', the way hexdump -C
+// shows bytes it cannot print. kube-apiserver stores objects as protobuf, so
+// values are mostly binary with readable strings; raw, their escape bytes
+// would drive the console's terminal instead of showing. The exact bytes are
+// in -w json (base64).
+func printable(value []byte) []byte {
+	out := make([]byte, 0, len(value))
+	for len(value) > 0 {
+		r, size := utf8.DecodeRune(value)
+		switch {
+		case r == utf8.RuneError && size <= 1, r < 0x20 && r != '\t' && r != '\n', r == 0x7f, r >= 0x80 && r < 0xa0:
+			out = append(out, '.')
+		default:
+			out = append(out, value[:size]...)
+		}
+		value = value[size:]
+	}
+	return out
 }
 
 // The JSON shapes below are the protobuf messages etcdctl marshals with

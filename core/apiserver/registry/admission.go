@@ -55,7 +55,7 @@ func (r *Registry) admitServiceAccount(ctx context.Context, op Operation, res *R
 	if !ok {
 		return nil
 	}
-	saObj, err := sas.Get(ctx, pod.Namespace, pod.Spec.ServiceAccountName)
+	saObj, err := sas.getShared(pod.Namespace, pod.Spec.ServiceAccountName)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			err = apierrors.NewNotFound(corev1.Resource("serviceaccount"), pod.Spec.ServiceAccountName)

@@ -196,7 +196,7 @@ func (r *Registry) namespaceLifecycle(ctx context.Context, op Operation, res *Re
 	if !ok {
 		return nil
 	}
-	nsObj, err := nsStore.Get(ctx, "", acc.GetNamespace())
+	nsObj, err := nsStore.getShared("", acc.GetNamespace())
 	if err != nil {
 		return err // namespaces "x" not found
 	}

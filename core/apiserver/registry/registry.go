@@ -32,7 +32,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -344,6 +343,7 @@ func (r *Registry) Clock() clock.PassiveClock { return r.clock }
 type Store struct {
 	Resource *Resource
 	reg      *Registry
+	decoded  decodedCache // see storage.go
 }
 
 // Key returns the store key of an object: /registry/pods/default/web-1, or
@@ -385,31 +385,9 @@ func (s *Store) encode(obj runtime.Object) ([]byte, error) {
 		}
 		stored.GetObjectKind().SetGroupVersionKind(c.Storage)
 	}
-	data, err := json.Marshal(stored)
+	data, err := marshalStorage(stored)
 	acc.SetResourceVersion(rv)
 	return data, err
-}
-
-// decode turns a stored value back into an object, with resourceVersion set
-// to the key's mod revision.
-func (s *Store) decode(kv store.KeyValue) (runtime.Object, error) {
-	obj := s.Resource.New()
-	if c := s.Resource.Codec; c != nil {
-		stored := c.NewStorage()
-		if err := json.Unmarshal(kv.Value, stored); err != nil {
-			return nil, fmt.Errorf("registry: decode %s: %w", kv.Key, err)
-		}
-		obj = c.FromStorage(stored)
-	} else if err := json.Unmarshal(kv.Value, obj); err != nil {
-		return nil, fmt.Errorf("registry: decode %s: %w", kv.Key, err)
-	}
-	acc, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, err
-	}
-	acc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
-	obj.GetObjectKind().SetGroupVersionKind(s.Resource.GroupVersionKind())
-	return obj, nil
 }
 
 // CreateOptions are the options of a create.
@@ -545,6 +523,39 @@ func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object
 	return obj, nil
 }
 
+// getShared returns the current object without copying it: the caller must
+// not modify it. Admission plugins read what they look up this way, as
+// upstream's read from their informers' listers.
+func (s *Store) getShared(namespace, name string) (runtime.Object, error) {
+	kv, err := s.reg.kv.Get(s.Key(namespace, name))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, s.notFound(name)
+	}
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	obj, err := s.decodeShared(kv)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return obj, nil
+}
+
+// listShared returns every object of namespace ("" for all) without copying
+// them: the caller must not modify them.
+func (s *Store) listShared(namespace string) ([]runtime.Object, error) {
+	kvs, _ := s.reg.kv.List(s.prefix(namespace))
+	out := make([]runtime.Object, 0, len(kvs))
+	for _, kv := range kvs {
+		obj, err := s.decodeShared(kv)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
 // ListOptions select what List and Watch return.
 type ListOptions struct {
 	LabelSelector labels.Selector // nil: everything
@@ -554,6 +565,11 @@ type ListOptions struct {
 	ResourceVersion string
 	// AllowWatchBookmarks asks Watch for BOOKMARK events.
 	AllowWatchBookmarks bool
+}
+
+// filters reports whether opts selects anything less than every object.
+func (o ListOptions) filters() bool {
+	return (o.LabelSelector != nil && !o.LabelSelector.Empty()) || (o.FieldSelector != nil && !o.FieldSelector.Empty())
 }
 
 func (s *Store) matches(obj runtime.Object, opts ListOptions) bool {
@@ -668,6 +684,7 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 			if err != nil {
 				return nil, s.storeErr(err, acc.GetName())
 			}
+			s.decoded.forget(key)
 			s.afterDelete(ctx, old)
 			uacc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
 			return updated, nil
@@ -906,6 +923,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 			if err != nil {
 				return nil, false, s.storeErr(err, name)
 			}
+			s.decoded.forget(key)
 			s.afterDelete(ctx, obj)
 			acc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
 			return obj, true, nil

@@ -130,17 +130,17 @@ func (r *Registry) globalDefaultPriorityClass(ctx context.Context) (*schedulingv
 	if !ok {
 		return nil, nil
 	}
-	list, err := pcs.List(ctx, "", ListOptions{})
+	list, err := pcs.listShared("")
 	if err != nil {
 		return nil, err
 	}
 	var def *schedulingv1.PriorityClass
-	for i, pc := range list.(*schedulingv1.PriorityClassList).Items {
-		if pc.GlobalDefault && (def == nil || def.Value > pc.Value) {
-			def = &list.(*schedulingv1.PriorityClassList).Items[i]
+	for _, obj := range list {
+		if pc := obj.(*schedulingv1.PriorityClass); pc.GlobalDefault && (def == nil || def.Value > pc.Value) {
+			def = pc
 		}
 	}
-	return def, nil
+	return def, nil // shared: read only
 }
 
 // admitPodPriority is the mutating half of the Priority admission plugin: a
@@ -184,7 +184,7 @@ func (r *Registry) admitPodPriority(ctx context.Context, op Operation, res *Reso
 		if !ok {
 			return nil
 		}
-		obj, err := pcs.Get(ctx, "", pod.Spec.PriorityClassName)
+		obj, err := pcs.getShared("", pod.Spec.PriorityClassName)
 		if apierrors.IsNotFound(err) {
 			return apierrors.NewForbidden(res.GroupResource(), pod.Name, fmt.Errorf("no PriorityClass with name %v was found", pod.Spec.PriorityClassName))
 		}

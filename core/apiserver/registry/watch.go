@@ -121,34 +121,40 @@ func (w *resultWatcher) run(ctx context.Context, s *Store, sw *store.Watcher, op
 }
 
 // convert turns a store event into a watch event, applying the selectors to
-// the object before and after the write.
+// the object before and after the write. The object it returns is the
+// watcher's own copy.
 func (s *Store) convert(ev store.Event, opts ListOptions) (watch.Event, bool, error) {
-	var cur, prev runtime.Object
+	// Without selectors every object matches, and the previous state
+	// matters only to a deletion, which carries it.
+	filtered := opts.filters()
+	var cur, prev runtime.Object // shared: copied before they leave
 	var err error
 	if ev.Type == store.Put {
-		if cur, err = s.decode(ev.KV); err != nil {
+		if cur, err = s.decodeShared(ev.KV); err != nil {
 			return watch.Event{}, false, err
 		}
 	}
-	if ev.PrevKV != nil {
-		if prev, err = s.decode(*ev.PrevKV); err != nil {
+	if ev.PrevKV != nil && (filtered || ev.Type == store.Delete) {
+		if prev, err = s.decodeShared(*ev.PrevKV); err != nil {
 			return watch.Event{}, false, err
 		}
 	}
 	curOK := cur != nil && s.matches(cur, opts)
-	prevOK := prev != nil && s.matches(prev, opts)
-	rv := strconv.FormatInt(ev.Revision(), 10)
+	prevOK := ev.PrevKV != nil && (!filtered || s.matches(prev, opts))
+	deleted := func() (watch.Event, bool, error) {
+		out := prev.DeepCopyObject()
+		setRV(out, strconv.FormatInt(ev.Revision(), 10))
+		return watch.Event{Type: watch.Deleted, Object: out}, true, nil
+	}
 	switch {
 	case ev.Type == store.Delete && prevOK:
-		setRV(prev, rv)
-		return watch.Event{Type: watch.Deleted, Object: prev}, true, nil
+		return deleted()
 	case curOK && prevOK:
-		return watch.Event{Type: watch.Modified, Object: cur}, true, nil
+		return watch.Event{Type: watch.Modified, Object: cur.DeepCopyObject()}, true, nil
 	case curOK:
-		return watch.Event{Type: watch.Added, Object: cur}, true, nil
-	case prevOK:
-		setRV(prev, rv)
-		return watch.Event{Type: watch.Deleted, Object: prev}, true, nil
+		return watch.Event{Type: watch.Added, Object: cur.DeepCopyObject()}, true, nil
+	case prevOK && prev != nil:
+		return deleted() // it stopped matching
 	}
 	return watch.Event{}, false, nil
 }

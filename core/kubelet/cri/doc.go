@@ -90,7 +90,7 @@
 //	guest loop ─▶ budget 0 ─▶ kubetab.yield ─┬─ stopped? exit 137
 //	                                         ├─ CPU limit used up? sleep
 //	                                         ├─ runtime.Gosched
-//	                                         ├─ every 8 ms: SetYield's hook
+//	                                         ├─ every 8 ms: eventloop.MaybeTurn
 //	                                         │  (the JS event loop's turn)
 //	                                         └─ next budget: ~1 ms of guest time
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/kubetab/kubetab/core/eventloop"
 	"github.com/kubetab/kubetab/core/kubelet/cri/instrument"
 )
 
@@ -37,49 +38,10 @@ const (
 	maxBudget     = 1 << 24
 )
 
-// eventLoopSlice is how long guests may hold the thread before the event-loop
-// hook runs (on js: the browser's or Node's event loop gets a turn, so the
-// page's messages and timers are served at least every ~10 ms). With a yield
-// about every millisecond, 8 ms keeps the gap under 10 ms.
-const eventLoopSlice = 8 * time.Millisecond
-
 // cfsPeriod is the CPU limit's accounting period, cpu.cfs_period_us's
 // default: a container limited to L millicores may use L/1000 of each
 // period, and at most one period's quota in a burst.
 const cfsPeriod = 100 * time.Millisecond
-
-// hostYield is the event-loop hook (see SetYield); nil natively.
-var hostYield atomic.Pointer[func()]
-
-// lastTurn is when the event loop last had a turn, in mono time.
-var lastTurn atomic.Int64
-
-func init() {
-	if f := defaultYield(); f != nil {
-		hostYield.Store(&f)
-	}
-}
-
-// SetYield sets the function that hands the thread to the host's event loop
-// and returns after it had a turn; nil means none. Running guests call it
-// about every 8 ms of guest time, between the yields to other goroutines
-// they make every millisecond.
-//
-// Natively there is no event loop to serve and the default is none. On js
-// (a Web Worker, or Node) the default sleeps 1 ms: with every goroutine
-// asleep the Go runtime returns to JavaScript until its timer fires. That
-// costs a timer's clamp (1 ms in Node, up to 4 ms for nested timers in
-// browsers) per turn; the wasm glue can do better with a MessageChannel
-// round trip, which core/ cannot (it does not import syscall/js):
-//
-//	cri.SetYield(func() { <-postMessageToSelfAndWait() })
-func SetYield(f func()) {
-	if f == nil {
-		hostYield.Store(nil)
-		return
-	}
-	hostYield.Store(&f)
-}
 
 // monoStart anchors mono.
 var monoStart = time.Now()
@@ -168,12 +130,7 @@ func (g *guest) yield() int32 {
 		}
 	}
 	goruntime.Gosched()
-	if f := hostYield.Load(); f != nil {
-		if t := int64(g.now()); t-lastTurn.Load() >= int64(eventLoopSlice) {
-			(*f)()
-			lastTurn.Store(int64(g.now()))
-		}
-	}
+	eventloop.MaybeTurn() // in the browser: the page's messages and timers get a turn
 	g.exitIfStopped()
 	g.resume()
 	return g.budget
