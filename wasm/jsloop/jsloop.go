@@ -27,6 +27,10 @@ import (
 // Turner posts messages to itself; each Turn waits for its own.
 type Turner struct {
 	port safejs.Value // the sending end
+	recv safejs.Value // the receiving end
+	// refs is whether recv has ref/unref (Node): a receiving port keeps
+	// Node's process alive, which it must only while a turn waits.
+	refs bool
 
 	mu      sync.Mutex
 	waiting []chan struct{} // one per Turn in progress, in posting order
@@ -50,7 +54,7 @@ func New() (*Turner, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Turner{port: send}
+	t := &Turner{port: send, recv: recv}
 	onMessage, err := safejs.FuncOf(func(safejs.Value, []safejs.Value) any {
 		t.deliver()
 		return nil
@@ -61,9 +65,11 @@ func New() (*Turner, error) {
 	if err := recv.Set("onmessage", onMessage.Value()); err != nil {
 		return nil, err
 	}
-	// In Node an open port keeps the process alive; unref lets it end (and
-	// lets wasm_exec report a deadlock) when nothing else is pending.
+	// In Node an open port keeps the process alive: between turns it must
+	// not, so that the process ends (and wasm_exec reports a deadlock) when
+	// nothing else is pending.
 	if unref, err := recv.Get("unref"); err == nil && unref.Type() == safejs.TypeFunction {
+		t.refs = true
 		if _, err := recv.Call("unref"); err != nil {
 			return nil, err
 		}
@@ -78,6 +84,9 @@ func (t *Turner) Turn() {
 	done := make(chan struct{}, 1)
 	t.mu.Lock()
 	t.waiting = append(t.waiting, done)
+	if t.refs && len(t.waiting) == 1 {
+		t.recv.Call("ref")
+	}
 	t.mu.Unlock()
 	if _, err := t.port.Call("postMessage", nil); err != nil {
 		t.mu.Lock()
@@ -87,6 +96,7 @@ func (t *Turner) Turn() {
 				break
 			}
 		}
+		t.unrefIfIdle()
 		t.mu.Unlock()
 		return
 	}
@@ -103,5 +113,13 @@ func (t *Turner) deliver() {
 	}
 	done := t.waiting[0]
 	t.waiting = t.waiting[1:]
+	t.unrefIfIdle()
 	done <- struct{}{} // buffered: never blocks
+}
+
+// unrefIfIdle lets Node's process end once no turn waits; t.mu is held.
+func (t *Turner) unrefIfIdle() {
+	if t.refs && len(t.waiting) == 0 {
+		t.recv.Call("unref")
+	}
 }

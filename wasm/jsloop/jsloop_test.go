@@ -59,3 +59,16 @@ func TestConcurrentTurns(t *testing.T) {
 		t.Fatalf("%d turns still waiting", n)
 	}
 }
+
+// TestTurnAlone: a turn returns when nothing else in the program could wake
+// it (no timer, no other goroutine). In Node an unreferenced port would let
+// the process end mid-turn, reported as a deadlock.
+func TestTurnAlone(t *testing.T) {
+	tr, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		tr.Turn()
+	}
+}
