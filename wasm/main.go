@@ -21,10 +21,12 @@ import (
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/core/curl"
 	"github.com/kubetab/kubetab/core/etcdctl"
+	"github.com/kubetab/kubetab/core/eventloop"
 	"github.com/kubetab/kubetab/core/kubectl"
 	"github.com/kubetab/kubetab/core/ssh"
 	"github.com/kubetab/kubetab/wasm/console"
 	"github.com/kubetab/kubetab/wasm/images"
+	"github.com/kubetab/kubetab/wasm/jsloop"
 	"github.com/kubetab/kubetab/wasm/worker"
 )
 
@@ -38,6 +40,15 @@ func main() {
 }
 
 func run() error {
+	// Long work in the control plane (scheduling loops, guest containers)
+	// gives the worker's event loop a turn every few milliseconds; a
+	// MessageChannel turn costs no timer clamp (core/eventloop, wasm/jsloop).
+	turner, err := jsloop.New()
+	if err != nil {
+		return err
+	}
+	eventloop.SetTurn(turner.Turn)
+
 	catalog := images.New() // the registry the kubelets pull from; the page adds to it
 	c, err := cluster.New(cluster.Config{Images: catalog})
 	if err != nil {
