@@ -18,7 +18,8 @@
 //     (the "strategies"), resourceVersion checks, graceful deletion and
 //     finalizers; then a write to the store.
 //   - store: etcd. A global revision, compare-and-swap writes, watches from a
-//     revision. Keys look like /registry/deployments/default/web.
+//     revision. Keys look like /registry/deployments/default/web; values are
+//     the objects in protobuf, as kube-apiserver writes them.
 //   - client: how the components below talk to the API server in-process:
 //     typed clients, informers (list + watch caches) and work queues.
 //   - controller/deployment: sees the Deployment, writes a ReplicaSet named
@@ -44,6 +45,9 @@
 //   - etcdctl and ssh: console commands that show the store as it is and
 //     stop or start a node's kubelet.
 //   - cluster: wires all of the above into one process: cluster.New, Start.
+//   - eventloop: in the browser the whole control plane shares one thread;
+//     the scheduler's loops and the guests hand it back to the JavaScript
+//     event loop every few milliseconds, so the page never freezes.
 //
 // Every arrow between components goes through the API server: the deployment
 // controller never calls the replica set controller; it writes an object that
