@@ -131,10 +131,17 @@ func (s *session) runCreateFiles(files []string, pf *printFlags) error {
 // create POSTs an object; with a client dry run it sends nothing and
 // returns nil.
 func (s *session) create(res apiResource, namespace string, body []byte, dr dryRun) (map[string]any, error) {
+	return s.createAs("kubectl-create", res, namespace, body, dr)
+}
+
+// createAs is create with the field manager the server records for the
+// write (managedFields): kubectl run and expose name themselves
+// "kubectl-run" and "kubectl-expose", as upstream.
+func (s *session) createAs(fieldManager string, res apiResource, namespace string, body []byte, dr dryRun) (map[string]any, error) {
 	if dr == "client" {
 		return nil, nil
 	}
-	q := s.writeQuery("kubectl-create")
+	q := s.writeQuery(fieldManager)
 	if dr == "server" {
 		q.Set("dryRun", "All")
 	}

@@ -49,10 +49,12 @@ type env struct {
 	cli   *CLI
 	files map[string]string // what ReadFile serves
 
-	mu     sync.Mutex
-	logs   map[string]string // container logs by "pod/container"
-	events int               // events created, for unique names
-	writes []string          // "POST /api/v1/..." for every non-GET request kubectl sent
+	mu      sync.Mutex
+	logs    map[string]string        // container logs by "pod/container"
+	ended   map[string]chan struct{} // closed when a container's log ends (endLogs)
+	events  int                      // events created, for unique names
+	writes  []string                 // "POST /api/v1/..." for every non-GET request kubectl sent
+	watches int                      // watches kubectl has open or had open
 }
 
 // recorder notes every request that could change the cluster.
@@ -67,7 +69,20 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.e.writes = append(r.e.writes, req.Method+" "+req.URL.Path)
 		r.e.mu.Unlock()
 	}
-	return r.rt.RoundTrip(req)
+	resp, err := r.rt.RoundTrip(req)
+	if err == nil && req.URL.Query().Get("watch") == "true" {
+		r.e.mu.Lock()
+		r.e.watches++ // the server answered: the watch is open
+		r.e.mu.Unlock()
+	}
+	return resp, err
+}
+
+// watchCount is how many watches kubectl has opened so far.
+func (e *env) watchCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.watches
 }
 
 // takeWrites returns and forgets the recorded writes.
@@ -112,7 +127,8 @@ func newEnv(t *testing.T) *env {
 }
 
 // podLogs is the kubelet's side of pods/log in tests: the text stored for
-// the container; with follow, it then waits for the request to end.
+// the container; with follow, it then waits for the request to end or for
+// the test to end the log (endLogs).
 func (e *env) podLogs(ctx context.Context, pod *corev1.Pod, opts *corev1.PodLogOptions, w io.Writer) error {
 	e.mu.Lock()
 	text := e.logs[pod.Name+"/"+opts.Container]
@@ -133,10 +149,31 @@ func (e *env) podLogs(ctx context.Context, pod *corev1.Pod, opts *corev1.PodLogO
 		}
 	}
 	if opts.Follow {
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-e.logEnd(pod.Name + "/" + opts.Container):
+		}
 	}
 	return nil
 }
+
+// logEnd is closed once the test ends the log of "pod/container".
+func (e *env) logEnd(key string) chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended == nil {
+		e.ended = map[string]chan struct{}{}
+	}
+	ch, ok := e.ended[key]
+	if !ok {
+		ch = make(chan struct{})
+		e.ended[key] = ch
+	}
+	return ch
+}
+
+// endLogs ends a followed log, as a kubelet does when the container exits.
+func (e *env) endLogs(key string) { close(e.logEnd(key)) }
 
 // run runs one kubectl command line.
 func (e *env) run(line string) (stdout, stderr string, code int) {

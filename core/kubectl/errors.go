@@ -14,6 +14,13 @@ import (
 // errors (kubectl's cmdutil.ErrExit).
 var errExit = errors.New("exit")
 
+// verbatimError is printed as it is, without the "error: " prefix: what
+// cmdutil.CheckErr does with an exit-code error such as `kubectl run
+// --attach`'s "pod default/job terminated (Error)".
+type verbatimError string
+
+func (e verbatimError) Error() string { return string(e) }
+
 // multiError is several errors of one command, printed one per line (a
 // kubectl get of several names where some do not exist).
 type multiError []error
@@ -45,7 +52,20 @@ func (e *noResourceError) Error() string {
 func printError(w io.Writer, err error) {
 	if m, ok := err.(multiError); ok {
 		for _, e := range m {
-			printError(w, e)
+			if len(m) == 1 {
+				printError(w, e)
+				continue
+			}
+			// Several errors are upstream's MultipleErrors: an API error
+			// keeps "Error from server (...)", any other error is bare.
+			msg := errorMessage(e)
+			if se := (*apierrors.StatusError)(nil); !errors.As(e, &se) || se != e {
+				msg = strings.TrimPrefix(msg, "error: ")
+			}
+			if !strings.HasSuffix(msg, "\n") {
+				msg += "\n"
+			}
+			io.WriteString(w, msg)
 		}
 		return
 	}
@@ -71,6 +91,10 @@ func errorMessage(err error) string {
 		default:
 			return fmt.Sprintf("Error from server: %s", se.Error())
 		}
+	}
+	var ve verbatimError
+	if errors.As(err, &ve) {
+		return string(ve)
 	}
 	msg := err.Error()
 	if !strings.HasPrefix(msg, "error: ") {

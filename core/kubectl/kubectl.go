@@ -211,7 +211,7 @@ func (s *session) rootCommand() *cobra.Command {
 			root.AddCommand(c)
 		}
 	}
-	add("basic", s.newCreateCommand(), s.newExplainCommand(), s.newGetCommand(), s.newDeleteCommand())
+	add("basic", s.newCreateCommand(), s.newExposeCommand(), s.newRunCommand(), s.newExplainCommand(), s.newGetCommand(), s.newDeleteCommand())
 	add("deploy", s.newRolloutCommand(), s.newScaleCommand())
 	add("basic", s.newSetCommand())
 	add("cluster", s.newClusterInfoCommand(), s.newTopCommand(), s.newCordonCommand(true), s.newCordonCommand(false), s.newDrainCommand())
