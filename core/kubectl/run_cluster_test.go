@@ -1,0 +1,69 @@
+package kubectl_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubetab/kubetab/core/cluster"
+	"github.com/kubetab/kubetab/core/kubectl"
+	"github.com/kubetab/kubetab/wasm/images"
+)
+
+// TestRunExposeOnCluster: kubectl run and expose against a whole cluster,
+// where the scheduler places the pod, a kubelet runs the hello image, its
+// log follow ends when the container exits, and the endpoints controllers
+// fill in the exposed service (TestRunAttach plays those parts by hand).
+func TestRunExposeOnCluster(t *testing.T) {
+	c, err := cluster.New(cluster.Config{Images: images.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr := kubectl.InProcessTransport(c.Handler())
+	run := func(line string) (string, string, int) {
+		t.Helper()
+		args, err := kubectl.SplitWords(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		code := kubectl.Run(ctx, args, kubectl.IOStreams{Out: &out, ErrOut: &errb}, tr)
+		return out.String(), errb.String(), code
+	}
+
+	out, errs, code := run("run -i --rm --restart=Never once --image=hello --pod-running-timeout=2m -- --ticks=2")
+	if code != 0 || !strings.HasPrefix(out, "Hello from once! (hello:1.0) args: --ticks=2\n") || !strings.Contains(out, "tick 2") ||
+		!strings.HasSuffix(out, "pod \"once\" deleted\n") {
+		t.Errorf("run -i --rm: exit %d, printed %q %q", code, out, errs)
+	}
+	out, errs, code = run("run --attach --restart=Never fails --image=hello --pod-running-timeout=2m -- --ticks=0 --exit=3")
+	if code != 3 || !strings.HasPrefix(out, "Hello from fails!") || !strings.HasSuffix(errs, "pod default/fails terminated (Error)\n") {
+		t.Errorf("run --attach exiting 3: exit %d, printed %q %q", code, out, errs)
+	}
+
+	if out, errs, code = run("run site --image=web --port=8080 --expose"); code != 0 || out != "service/site created\npod/site created\n" {
+		t.Fatalf("run --expose: exit %d, printed %q %q", code, out, errs)
+	}
+	if out, errs, code = run("expose pod site --name=site-80 --port=80 --target-port=8080"); code != 0 || out != "service/site-80 exposed\n" {
+		t.Fatalf("expose: exit %d, printed %q %q", code, out, errs)
+	}
+	// The endpoints controller finds the pod through the copied selector.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, _, _ = run("get endpoints site-80 -o jsonpath={.subsets[*].addresses[*].targetRef.name}:{.subsets[*].ports[*].port}")
+		if out == "site:8080" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("endpoints of service site-80: %q, want site:8080", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
