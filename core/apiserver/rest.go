@@ -154,6 +154,12 @@ func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if who := traceComponent(r); who != "" && s.reg.Trace() != nil {
+		var tw *tracedWriter
+		tw, r = s.traceRequest(w, r, st, info, who)
+		defer tw.done()
+		w = tw
+	}
 	var handlerErr error
 	switch info.Verb {
 	case "get":
@@ -298,6 +304,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, st *registry.Sto
 	obj := st.Resource.New()
 	if err := s.decode(w, r, st.Resource.GroupVersionKind(), obj); err != nil {
 		return err
+	}
+	if acc, err := meta.Accessor(obj); err == nil {
+		traceCreating(ctx, acc.GetName()) // the request names its object only in the body
 	}
 	obj = s.trackUpdate(r, st, "", nil, obj, wo)
 	out, err := st.Create(ctx, info.Namespace, obj, registry.CreateOptions{DryRun: wo.DryRun})

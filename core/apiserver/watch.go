@@ -91,7 +91,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 	}
 	defer sw.Stop()
 
-	ws := &watchStream{s: s, w: w, st: st, out: info.Out, rv: after}
+	ws := &watchStream{s: s, ctx: r.Context(), w: w, st: st, out: info.Out, rv: after}
 	ws.flusher, _ = w.(http.Flusher)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache, private")
@@ -188,6 +188,7 @@ func (s *Server) watchTimeout(p listParams) time.Duration {
 // watchStream writes the events of one watch.
 type watchStream struct {
 	s       *Server
+	ctx     context.Context // the request's: it names the client for the trace
 	w       http.ResponseWriter
 	flusher http.Flusher
 	st      *registry.Store
@@ -223,6 +224,7 @@ func (ws *watchStream) bookmark(initialEnd bool) bool {
 
 // send writes one event and flushes it; false means the client is gone.
 func (ws *watchStream) send(ev watch.Event) bool {
+	ws.st.TraceWatch(ws.ctx, ev)
 	obj := ev.Object
 	if ev.Type != watch.Error && ev.Type != watch.Bookmark {
 		switch ws.out.shape {

@@ -20,17 +20,21 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/trace"
 )
 
 // Client is the in-process client of one component.
@@ -69,14 +73,15 @@ func For[T runtime.Object](c *Client, group, resource string) Resource[T] {
 	if _, ok := s.Resource.New().(T); !ok {
 		panic(fmt.Sprintf("client: %s.%s does not hold %T", resource, group, *new(T)))
 	}
-	return Resource[T]{store: s}
+	return Resource[T]{store: s, component: c.UserAgent}
 }
 
 // Resource is a typed client of one resource, like client-go's PodInterface,
 // but across namespaces: every call names its namespace ("" for cluster-scoped
 // resources, and for "all namespaces" in List and Watch).
 type Resource[T runtime.Object] struct {
-	store *registry.Store
+	store     *registry.Store
+	component string // the client's UserAgent, for the trace
 }
 
 // Store is the registry store behind the client.
@@ -84,7 +89,9 @@ func (r Resource[T]) Store() *registry.Store { return r.store }
 
 // Get returns one object.
 func (r Resource[T]) Get(ctx context.Context, namespace, name string) (T, error) {
+	ctx, done := r.call(ctx, "get", "", namespace, name)
 	obj, err := r.store.Get(ctx, namespace, name)
+	done(http.StatusOK, err)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -95,7 +102,9 @@ func (r Resource[T]) Get(ctx context.Context, namespace, name string) (T, error)
 // List returns the objects of namespace ("" for all) matching opts, and the
 // resourceVersion of the list.
 func (r Resource[T]) List(ctx context.Context, namespace string, opts registry.ListOptions) ([]T, string, error) {
+	ctx, done := r.call(ctx, "list", "", namespace, "")
 	list, err := r.store.List(ctx, namespace, opts)
+	done(http.StatusOK, err)
 	if err != nil {
 		return nil, "", err
 	}
@@ -118,28 +127,49 @@ func (r Resource[T]) Create(ctx context.Context, obj T) (T, error) {
 		var zero T
 		return zero, err
 	}
-	return r.cast(r.store.Create(ctx, acc.GetNamespace(), obj, registry.CreateOptions{}))
+	ctx, done := r.call(ctx, "create", "", acc.GetNamespace(), acc.GetName())
+	out, err := r.store.Create(ctx, acc.GetNamespace(), obj, registry.CreateOptions{})
+	done(http.StatusCreated, err, out)
+	return r.cast(out, err)
 }
 
 // Update replaces an object (409 Conflict if its resourceVersion is stale).
 func (r Resource[T]) Update(ctx context.Context, obj T) (T, error) {
-	return r.cast(r.store.Update(ctx, obj, registry.UpdateOptions{}))
+	return r.update(ctx, obj, "")
 }
 
 // UpdateStatus writes the status subresource.
 func (r Resource[T]) UpdateStatus(ctx context.Context, obj T) (T, error) {
-	return r.cast(r.store.Update(ctx, obj, registry.UpdateOptions{Subresource: "status"}))
+	return r.update(ctx, obj, "status")
+}
+
+func (r Resource[T]) update(ctx context.Context, obj T, subresource string) (T, error) {
+	var ns, name string
+	if acc, err := meta.Accessor(obj); err == nil {
+		ns, name = acc.GetNamespace(), acc.GetName()
+	}
+	ctx, done := r.call(ctx, "update", subresource, ns, name)
+	out, err := r.store.Update(ctx, obj, registry.UpdateOptions{Subresource: subresource})
+	done(http.StatusOK, err)
+	return r.cast(out, err)
 }
 
 // Delete deletes an object; opts may be nil.
 func (r Resource[T]) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) error {
+	ctx, done := r.call(ctx, "delete", "", namespace, name)
 	_, _, err := r.store.Delete(ctx, namespace, name, opts)
+	done(http.StatusOK, err)
 	return err
 }
 
 // Watch streams changes; see registry.Store.Watch.
 func (r Resource[T]) Watch(ctx context.Context, namespace string, opts registry.ListOptions) (watch.Interface, error) {
-	return r.store.Watch(ctx, namespace, opts)
+	ctx, done := r.call(ctx, "watch", "", namespace, "")
+	w, err := r.store.Watch(ctx, namespace, opts)
+	if err != nil {
+		done(http.StatusOK, err) // a watch that starts answers only when it ends
+	}
+	return w, err
 }
 
 func (r Resource[T]) cast(obj runtime.Object, err error) (T, error) {
@@ -152,11 +182,46 @@ func (r Resource[T]) cast(obj runtime.Object, err error) (T, error) {
 
 // Bind assigns a pod to a node through the pods/binding subresource.
 func (c *Client) Bind(ctx context.Context, b *corev1.Binding) error {
-	_, err := c.reg.MustLookup("", "pods").Bind(ctx, b)
+	pods := For[*corev1.Pod](c, "", "pods")
+	ctx, done := pods.call(ctx, "create", "binding", b.Namespace, b.Name)
+	_, err := pods.store.Bind(ctx, b)
+	done(http.StatusCreated, err)
 	return err
 }
 
 // GetScale reads the scale subresource of a deployment or replica set.
 func (c *Client) GetScale(ctx context.Context, group, resource, namespace, name string) (*autoscalingv1.Scale, error) {
 	return c.reg.MustLookup(group, resource).GetScale(ctx, namespace, name)
+}
+
+// call records the request of one call in the trace (core/trace) and returns
+// ctx naming the client, and the function that records the response: code
+// on success, the error's status otherwise. A created object (the optional
+// argument) names the response when the request had only generateName.
+func (r Resource[T]) call(ctx context.Context, verb, subresource, namespace, name string) (context.Context, func(code int, err error, created ...runtime.Object)) {
+	rec := r.store.Registry().Trace()
+	if rec == nil {
+		return ctx, func(int, error, ...runtime.Object) {}
+	}
+	ctx = trace.WithComponent(ctx, r.component)
+	res := r.store.Resource.TraceName()
+	if subresource != "" {
+		res += "/" + subresource
+	}
+	rec.Record(trace.Hop{Kind: trace.Request, From: r.component, To: trace.APIServer, Verb: verb, Resource: res, Namespace: namespace, Name: name})
+	return ctx, func(code int, err error, created ...runtime.Object) {
+		detail := ""
+		if err != nil {
+			code = http.StatusInternalServerError
+			if st, ok := err.(apierrors.APIStatus); ok || errors.As(err, &st) {
+				code = int(st.Status().Code)
+				detail = st.Status().Message
+			}
+		} else if len(created) > 0 && created[0] != nil && name == "" {
+			if acc, aerr := meta.Accessor(created[0]); aerr == nil {
+				name = acc.GetName()
+			}
+		}
+		rec.Record(trace.Hop{Kind: trace.Response, From: trace.APIServer, To: r.component, Code: code, Resource: res, Namespace: namespace, Name: name, Detail: detail})
+	}
 }

@@ -51,6 +51,7 @@ import (
 	"github.com/kubetab/kubetab/core/scheduler"
 	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 	"github.com/kubetab/kubetab/core/store"
+	"github.com/kubetab/kubetab/core/trace"
 )
 
 // Config describes a cluster. The zero value plus Images is a 3-node cluster.
@@ -68,6 +69,8 @@ type Config struct {
 	Store store.Config
 	// ExternalAddress is the API server's address as clients see it.
 	ExternalAddress string
+	// TraceSize is how many hops the trace keeps; 0 is trace.DefaultSize.
+	TraceSize int
 }
 
 // Cluster is a running (or ready to run) cluster.
@@ -77,6 +80,9 @@ type Cluster struct {
 	Registry *registry.Registry
 	API      *apiserver.Server
 	Cache    *cri.CompileCache
+	// Trace holds the latest hops of requests through the cluster
+	// (core/trace): the console's trace command shows them.
+	Trace *trace.Recorder
 
 	// mu guards kubelets, running, ctx and sched.
 	mu       sync.RWMutex
@@ -126,7 +132,8 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg, kubelets: map[string]*kubelet.Kubelet{}, running: map[string]*kubeletRun{}}
 	c.Store = store.New(cfg.Store)
-	reg, err := registry.Default(registry.Config{Store: c.Store, Clock: cfg.Clock, Metrics: kubeletMetrics{c}})
+	c.Trace = trace.New(cfg.TraceSize, cfg.Clock)
+	reg, err := registry.Default(registry.Config{Store: c.Store, Clock: cfg.Clock, Metrics: kubeletMetrics{c}, Trace: c.Trace})
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +215,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		return err
 	}
 	runners = append(runners, nsc, nlc, tec, jc, epc, esc)
-	sched, err := scheduler.New(scheduler.Config{Client: c.Client("default-scheduler"), Clock: clk})
+	sched, err := scheduler.New(scheduler.Config{Client: c.Client("kube-scheduler"), Clock: clk})
 	if err != nil {
 		return err
 	}

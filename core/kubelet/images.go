@@ -37,6 +37,10 @@ type imageManager struct {
 	clock    clock.PassiveClock
 	backOff  *backOff // keyed "<pod UID>_<image>"
 
+	// trace records a pull in the trace (the kubelet's traceCall); nil
+	// records nothing.
+	trace func(pod *corev1.Pod, image string, took time.Duration)
+
 	mu          sync.Mutex        // guards prevPullErr
 	prevPullErr map[string]string // the last pull error per back-off key, shown during ImagePullBackOff
 }
@@ -109,6 +113,9 @@ func (m *imageManager) ensureImageExists(ctx context.Context, pod *corev1.Pod, c
 		return pullResult{reason: ReasonErrImagePull, message: msg, retry: pullRetryDelay}
 	}
 	d := m.clock.Since(start).Truncate(time.Millisecond)
+	if m.trace != nil {
+		m.trace(pod, img, d)
+	}
 	event(corev1.EventTypeNormal, EventPulledImage, "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", img, d, d, st.Size)
 	m.mu.Lock()
 	delete(m.prevPullErr, key)

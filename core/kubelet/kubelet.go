@@ -234,6 +234,9 @@ func New(cfg Config) (*Kubelet, error) {
 		kl.podCIDR = network.Subnet().String()
 	}
 	kl.images = newImageManager(cfg.Runtime, kl.recorder, clk)
+	kl.images.trace = func(pod *corev1.Pod, image string, took time.Duration) {
+		kl.traceCall(traceCRI, "PullImage", pod.Namespace, pod.Name, image+" in "+took.String())
+	}
 	kl.probes = newProberManager(kl)
 	return kl, nil
 }

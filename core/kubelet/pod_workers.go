@@ -278,7 +278,12 @@ func (kl *Kubelet) setupNetwork(pod *corev1.Pod) (cni.Result, error) {
 	if n == nil {
 		return cni.Result{}, fmt.Errorf("network plugin is not ready: node %q has no podCIDR yet", kl.nodeName)
 	}
-	return n.Add(string(pod.UID))
+	_, had := n.Get(string(pod.UID))
+	res, err := n.Add(string(pod.UID))
+	if err == nil && !had {
+		kl.traceCall(traceCNI, "ADD", pod.Namespace, pod.Name, res.Address.Addr().String())
+	}
+	return res, err
 }
 
 // teardownNetwork is the sandbox's CNI DEL: the pod's address is free again.
@@ -286,9 +291,14 @@ func (kl *Kubelet) teardownNetwork(uid types.UID) {
 	kl.mu.Lock()
 	n := kl.network
 	kl.mu.Unlock()
-	if n != nil {
-		n.Del(string(uid))
+	if n == nil {
+		return
 	}
+	if res, had := n.Get(string(uid)); had {
+		ns, name := kl.podName(uid)
+		kl.traceCall(traceCNI, "DEL", ns, name, res.Address.Addr().String()+" is free again")
+	}
+	n.Del(string(uid))
 }
 
 // podNetwork returns the pod's address, if it holds one.

@@ -269,6 +269,7 @@ func (kl *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, c *corev
 		event(corev1.EventTypeWarning, EventFailedToCreate, "Error: %v", err)
 		return fail(ReasonCreateContainerError, err.Error(), sandboxRetryDelay)
 	}
+	kl.traceCall(traceCRI, "CreateContainer", pod.Namespace, pod.Name, c.Name+" ("+c.Image+")")
 	event(corev1.EventTypeNormal, EventCreatedContainer, "Container created")
 
 	// Step 3: start it.
@@ -276,6 +277,7 @@ func (kl *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, c *corev
 		event(corev1.EventTypeWarning, EventFailedToCreate, "Error: %v", err)
 		return fail(ReasonRunContainerError, err.Error(), sandboxRetryDelay)
 	}
+	kl.traceCall(traceCRI, "StartContainer", pod.Namespace, pod.Name, c.Name)
 	event(corev1.EventTypeNormal, EventStartedContainer, "Container started")
 	kl.clearReason(pod.UID, c.Name)
 	kl.clearRestartForChange(pod.UID, c.Name)
@@ -311,6 +313,9 @@ func (kl *Kubelet) killContainer(ctx context.Context, pod *corev1.Pod, name, id,
 		case pod.Spec.TerminationGracePeriodSeconds != nil:
 			grace = time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
 		}
+	}
+	if pod != nil {
+		kl.traceCall(traceCRI, "StopContainer", pod.Namespace, pod.Name, name)
 	}
 	return kl.runtime.StopContainer(ctx, id, grace)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 	"github.com/kubetab/kubetab/core/scheduler/framework"
 	"github.com/kubetab/kubetab/core/scheduler/internal/yield"
+	"github.com/kubetab/kubetab/core/trace"
 )
 
 // ErrNoNodesAvailable is the error of an attempt in a cluster with no nodes.
@@ -90,6 +91,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, p *framework.QueuedPodInfo)
 			rec.Message = err.Error()
 			s.decisions.add(rec)
 		}
+		s.traceDecision(pod, ScheduleResult{}, err)
 		s.handleSchedulingFailure(ctx, p, err, reason, nominating, podSchedulingCycle)
 		return
 	}
@@ -120,6 +122,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, p *framework.QueuedPodInfo)
 		rec.Result = v1alpha1.ResultScheduled
 		s.decisions.add(rec)
 	}
+	s.traceDecision(pod, result, nil)
 
 	// The binding cycle runs in the background: the API calls take time,
 	// and the next pod can be scheduled against the assumed state meanwhile.
@@ -490,4 +493,20 @@ func updatePodCondition(status *v1.PodStatus, cond *v1.PodCondition, now metav1.
 	}
 	status.Conditions = append(status.Conditions, c)
 	return true
+}
+
+// traceDecision records the outcome of a scheduling cycle in the trace
+// (core/trace): the node chosen, or why none was (err).
+func (s *Scheduler) traceDecision(pod *v1.Pod, result ScheduleResult, err error) {
+	rec := s.client.Registry().Trace()
+	if rec == nil {
+		return
+	}
+	detail := ""
+	if err != nil {
+		detail = err.Error()
+	} else {
+		detail = fmt.Sprintf("%s (%d of %d nodes evaluated fit)", result.SuggestedHost, result.FeasibleNodes, result.EvaluatedNodes)
+	}
+	rec.Record(trace.Hop{Kind: trace.Decision, From: s.client.UserAgent, Verb: "schedule", Resource: "pods", Namespace: pod.Namespace, Name: pod.Name, Detail: detail})
 }

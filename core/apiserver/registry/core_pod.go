@@ -654,6 +654,7 @@ func (s *Store) Bind(ctx context.Context, b *corev1.Binding) (*corev1.Pod, error
 			}
 			return nil, s.storeErr(err, pod.Name)
 		}
+		s.traceWrite("put", kv)
 		pod.ResourceVersion = fmt.Sprint(kv.ModRevision)
 		return pod, nil
 	}

@@ -52,6 +52,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetab/kubetab/core/store"
+	"github.com/kubetab/kubetab/core/trace"
 )
 
 // Resource describes one served resource: its names, its Go type and its
@@ -214,6 +215,9 @@ type Config struct {
 	NodePortRange string
 	// Metrics serves metrics.k8s.io; nil serves no metrics (see metrics.go).
 	Metrics MetricsProvider
+	// Trace records the API server's writes to etcd and the watch events it
+	// hands to components (core/trace); nil records nothing.
+	Trace *trace.Recorder
 	// RootCA is the PEM bundle published as the kube-root-ca.crt ConfigMap
 	// of every namespace (its ca.crt key). kubetab serves plain HTTP and has
 	// no CA, so it is empty unless a host sets one.
@@ -229,6 +233,7 @@ type Registry struct {
 	nodePorts  *portRange // Config.NodePortRange
 	metrics    MetricsProvider
 	rootCA     string
+	trace      *trace.Recorder
 
 	mu        sync.RWMutex // guards the maps and the admission lists
 	byName    map[schema.GroupResource]*Store
@@ -267,6 +272,7 @@ func New(cfg Config) (*Registry, error) {
 		nodePorts:  ports,
 		metrics:    cfg.Metrics,
 		rootCA:     cfg.RootCA,
+		trace:      cfg.Trace,
 		byName:     map[schema.GroupResource]*Store{},
 		byKind:     map[schema.GroupVersionKind]*Store{},
 	}, nil
@@ -471,6 +477,7 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 		done(false)
 		return nil, apierrors.NewInternalError(err)
 	}
+	s.traceWrite("put", kv)
 	acc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 	done(true)
 	return obj, nil
@@ -684,6 +691,7 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 			if err != nil {
 				return nil, s.storeErr(err, acc.GetName())
 			}
+			s.traceWrite("delete", gone)
 			s.decoded.forget(key)
 			s.afterDelete(ctx, old)
 			uacc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
@@ -721,6 +729,7 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 			done(false)
 			return nil, s.storeErr(err, acc.GetName())
 		}
+		s.traceWrite("put", kv)
 		done(true)
 		uacc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 		return updated, nil
@@ -923,6 +932,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 			if err != nil {
 				return nil, false, s.storeErr(err, name)
 			}
+			s.traceWrite("delete", gone)
 			s.decoded.forget(key)
 			s.afterDelete(ctx, obj)
 			acc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
@@ -949,6 +959,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		if err != nil {
 			return nil, false, s.storeErr(err, name)
 		}
+		s.traceWrite("put", kv)
 		acc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 		return obj, false, nil
 	}

@@ -91,6 +91,7 @@ func (w *resultWatcher) run(ctx context.Context, s *Store, sw *store.Watcher, op
 	defer close(w.out)
 	defer sw.Stop()
 	for _, ev := range initial {
+		s.TraceWatch(ctx, ev)
 		if !w.send(ctx, ev) {
 			return
 		}
@@ -113,7 +114,11 @@ func (w *resultWatcher) run(ctx context.Context, s *Store, sw *store.Watcher, op
 				w.send(ctx, watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus})
 				return
 			}
-			if ok && !w.send(ctx, out) {
+			if !ok {
+				continue
+			}
+			s.TraceWatch(ctx, out)
+			if !w.send(ctx, out) {
 				return
 			}
 		}

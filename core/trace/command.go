@@ -1,0 +1,233 @@
+package trace
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+)
+
+// IOStreams are the console command's streams.
+type IOStreams struct {
+	Out, ErrOut io.Writer
+}
+
+const usage = `Show how requests travel through the cluster: every hop between kubectl,
+the API server, etcd, the controllers, the scheduler and the kubelets.
+
+Usage:
+  trace [NAME | TYPE/NAME] [flags]
+
+Examples:
+  # The last 50 hops
+  trace
+
+  # Everything about the deployment web and what it made (web-5d9c7b8f6, web-5d9c7b8f6-x2x7k ...)
+  trace web
+
+  # Only pods, and follow new hops (Ctrl-C ends)
+  trace pods -f
+
+  # Requests and writes only, no watch events
+  trace web --kind=request,response,write
+
+Flags:
+`
+
+// Run is the console's trace command. It reads rec, never changes anything,
+// and returns the exit code.
+func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
+	fs := pflag.NewFlagSet("trace", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	follow := fs.BoolP("follow", "f", false, "Keep printing hops as they happen (Ctrl-C ends)")
+	tail := fs.Int("tail", 50, "How many of the latest matching hops to print first; -1 for all that are kept")
+	kinds := fs.StringSlice("kind", nil, "Only these kinds of hop: request, response, write, watch, call, decision")
+	help := fs.BoolP("help", "h", false, "Help for trace")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(s.ErrOut, "error: %v\nSee 'trace --help' for usage.\n", err)
+		return 1
+	}
+	if *help {
+		fmt.Fprint(s.Out, usage+fs.FlagUsages())
+		return 0
+	}
+	f, err := newFilter(fs.Args(), *kinds)
+	if err != nil {
+		fmt.Fprintf(s.ErrOut, "error: %v\nSee 'trace --help' for usage.\n", err)
+		return 1
+	}
+	if rec == nil {
+		fmt.Fprintln(s.ErrOut, "error: this cluster records no trace")
+		return 1
+	}
+
+	hops, seq, lost := rec.Since(0)
+	hops = slices.DeleteFunc(hops, func(h Hop) bool { return !f.match(h) })
+	if *tail >= 0 && len(hops) > *tail {
+		hops = hops[len(hops)-*tail:]
+		lost = 0 // older hops were left out on purpose
+	}
+	tw := tabwriter.NewWriter(s.Out, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tFROM\t\tTO\tWHAT")
+	if lost > 0 {
+		fmt.Fprintf(tw, "...\t%d older hops are no longer kept\t\t\t\n", lost)
+	}
+	for _, h := range hops {
+		writeHop(tw, h)
+	}
+	tw.Flush()
+	if !*follow {
+		return 0
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-rec.Wait(seq):
+		}
+		var more []Hop
+		more, seq, lost = rec.Since(seq)
+		if lost > 0 {
+			fmt.Fprintf(tw, "...\t%d hops went by too fast to show\t\t\t\n", lost)
+		}
+		for _, h := range more {
+			if f.match(h) {
+				writeHop(tw, h)
+			}
+		}
+		tw.Flush()
+	}
+}
+
+func writeHop(w io.Writer, h Hop) {
+	arrow, to := "→", h.To
+	if to == "" {
+		arrow = ""
+	}
+	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", h.Time.Format("15:04:05.000"), h.From, arrow, to, What(h))
+}
+
+// What is the hop's description, as the trace command prints it:
+//
+//	POST deployments.apps default/web
+//	put /registry/deployments/default/web (rev 512)
+//	201 Created
+//	ADDED deployments.apps default/web (rev 512)
+func What(h Hop) string {
+	var b strings.Builder
+	switch h.Kind {
+	case Response:
+		b.WriteString(strconv.Itoa(h.Code))
+		if t := http.StatusText(h.Code); t != "" {
+			b.WriteString(" " + t)
+		}
+		if h.Resource != "" {
+			b.WriteString(" " + h.Resource)
+		}
+	case Write:
+		b.WriteString(h.Verb + " " + h.Key)
+	default:
+		if h.Verb != "" {
+			b.WriteString(h.Verb)
+		}
+		if h.Resource != "" {
+			b.WriteString(" " + h.Resource)
+		}
+	}
+	if h.Kind != Write {
+		switch {
+		case h.Namespace != "" && h.Name != "":
+			b.WriteString(" " + h.Namespace + "/" + h.Name)
+		case h.Name != "":
+			b.WriteString(" " + h.Name)
+		case h.Namespace != "":
+			b.WriteString(" -n " + h.Namespace)
+		}
+	}
+	if h.Detail != "" {
+		b.WriteString(": " + h.Detail)
+	}
+	if h.Revision != 0 {
+		b.WriteString(" (rev " + strconv.FormatInt(h.Revision, 10) + ")")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// filter selects hops by object and kind.
+type filter struct {
+	resource string // "pods", or "" for any
+	name     string // the name or the prefix of a family ("web" matches web-5d9c7b8f6-x2x7k), or ""
+	kinds    map[Kind]bool
+}
+
+// resourceNames maps what a learner may type to the resource hops carry.
+var resourceNames = map[string]string{
+	"po": "pods", "pod": "pods", "pods": "pods",
+	"deploy": "deployments.apps", "deployment": "deployments.apps", "deployments": "deployments.apps",
+	"rs": "replicasets.apps", "replicaset": "replicasets.apps", "replicasets": "replicasets.apps",
+	"svc": "services", "service": "services", "services": "services",
+	"no": "nodes", "node": "nodes", "nodes": "nodes",
+	"ns": "namespaces", "namespace": "namespaces", "namespaces": "namespaces",
+	"ev": "events", "event": "events", "events": "events",
+	"ep": "endpoints", "endpoints": "endpoints",
+	"cm": "configmaps", "configmap": "configmaps", "configmaps": "configmaps",
+	"job": "jobs.batch", "jobs": "jobs.batch",
+	"lease": "leases.coordination.k8s.io", "leases": "leases.coordination.k8s.io",
+}
+
+func newFilter(args, kinds []string) (filter, error) {
+	f := filter{}
+	if len(args) > 1 {
+		return f, fmt.Errorf("at most one NAME or TYPE/NAME, got %d arguments", len(args))
+	}
+	if len(args) == 1 {
+		typ, name, typed := strings.Cut(args[0], "/")
+		if !typed {
+			if r, ok := resourceNames[typ]; ok {
+				f.resource = r // "trace pods": every pod
+			} else {
+				f.name = typ
+			}
+		} else {
+			r, ok := resourceNames[strings.ToLower(typ)]
+			if !ok {
+				return f, fmt.Errorf("unknown resource type %q (try pods, deployments, replicasets, services, nodes, events, jobs)", typ)
+			}
+			f.resource, f.name = r, name
+		}
+	}
+	if len(kinds) > 0 {
+		f.kinds = map[Kind]bool{}
+		for _, k := range kinds {
+			switch kk := Kind(strings.ToLower(k)); kk {
+			case Request, Response, Write, Watch, Call, Decision:
+				f.kinds[kk] = true
+			default:
+				return f, fmt.Errorf("unknown kind %q: want request, response, write, watch, call or decision", k)
+			}
+		}
+	}
+	return f, nil
+}
+
+func (f filter) match(h Hop) bool {
+	if f.kinds != nil && !f.kinds[h.Kind] {
+		return false
+	}
+	if f.resource != "" {
+		base, _, _ := strings.Cut(h.Resource, "/") // pods/binding is about a pod
+		if base != f.resource {
+			return false
+		}
+	}
+	if f.name != "" && h.Name != f.name && !strings.HasPrefix(h.Name, f.name+"-") {
+		return false
+	}
+	return true
+}
