@@ -45,6 +45,9 @@
 //   - etcdctl and ssh: console commands that show the store as it is and
 //     stop or start a node's kubelet.
 //   - cluster: wires all of the above into one process: cluster.New, Start.
+//   - trace: the hops of every request, in order, from kubectl to the
+//     kubelet's CNI and CRI calls; the console's `trace` command prints
+//     them, so the path above can be watched as it happens.
 //   - eventloop: in the browser the whole control plane shares one thread;
 //     the scheduler's loops and the guests hand it back to the JavaScript
 //     event loop every few milliseconds, so the page never freezes.

@@ -24,6 +24,7 @@ import (
 	"github.com/kubetab/kubetab/core/eventloop"
 	"github.com/kubetab/kubetab/core/kubectl"
 	"github.com/kubetab/kubetab/core/ssh"
+	"github.com/kubetab/kubetab/core/trace"
 	"github.com/kubetab/kubetab/wasm/console"
 	"github.com/kubetab/kubetab/wasm/images"
 	"github.com/kubetab/kubetab/wasm/jsloop"
@@ -78,6 +79,12 @@ func run() error {
 	// (read-only: writes go through the API server).
 	shell.Register("etcdctl", func(ctx context.Context, args []string, s console.Streams) int {
 		return etcdctl.Run(ctx, args, etcdctl.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut}, c.Store)
+	})
+	// trace web: every hop of the requests about web and what it made, from
+	// kubectl through the API server, etcd, the controllers and the
+	// scheduler to the kubelet's CNI and CRI calls.
+	shell.Register("trace", func(ctx context.Context, args []string, s console.Streams) int {
+		return trace.Run(ctx, c.Trace, args, trace.IOStreams{Out: s.Out, ErrOut: s.ErrOut})
 	})
 	// ssh NODE systemctl stop|start kubelet: a node failure, for the node
 	// lifecycle lesson.
