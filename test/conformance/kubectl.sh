@@ -167,6 +167,26 @@ check "describe node" 0 '^Capacity:$' -- describe node node-1
 check "events" 0 '^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$' -- events
 check "events --for" 0 'ScalingReplicaSet +Deployment/web +Scaled up replica set web-[a-z0-9]+ .*to 2' -- events --for deployment/web
 
+# --- run and expose ---
+check "run" 0 '^pod/solo created$' -- run solo --image=hello
+check "run --dry-run=client -o yaml" 0 '^    run: preview$' -- run preview --image=hello --dry-run=client -o yaml
+check "run without --image" 1 'required flag\(s\) .*image.* not set' -- run nope
+check "run --restart invalid" 1 '^error: invalid restart policy: Sometimes$' -- run nope --image=hello --restart=Sometimes
+check "run --expose without --port" 1 '^error: --port must be set when exposing a service$' -- run nope --image=hello --expose
+check "run --rm without --attach" 1 '^error: --rm should only be used for attached containers$' -- run nope --image=hello --rm
+check "run --expose" 0 '^service/runweb created$' -- run runweb --image=web --port=8080 --expose
+until_ok 60 "run: pod Running" '^solo +1/1 +Running +0 ' -- get pod solo
+check "run: labelled run=NAME" 0 '^pod/solo$' -- get pods -l run=solo -o name
+check "run --attach --rm --restart=Never" 0 '^pod "once" deleted$' -- run once --attach --rm --restart=Never --image=hello -- --ticks=1
+check "run --attach exit code" 3 '^pod default/fails terminated \(Error\)$' -- run fails --attach --restart=Never --image=hello -- --ticks=0 --exit=3
+check "expose deployment" 0 '^service/web exposed$' -- expose deployment web --port=80 --target-port=8080
+check "expose deployment again" 1 '^Error from server \(AlreadyExists\): services "web" already exists$' -- expose deployment web --port=80
+check "expose without a port" 1 "^error: couldn't find port via --port flag or introspection$" -- expose deployment web --name=web2
+check "expose pod" 0 '^service/solo exposed$' -- expose pod solo --port=80
+check "expose configmap" 1 '^error: cannot expose a ConfigMap$' -- expose configmap settings --port=80
+check "get exposed service" 0 '^web +ClusterIP +[0-9.]+ +<none> +80/TCP ' -- get service web
+until_ok 60 "exposed service has endpoints" '^web +[0-9.]+:8080,[0-9.]+:8080 ' -- get endpoints web
+
 # --- apply, diff, patch, label, annotate, scale ---
 check "create deployment for patching" 0 '^deployment.apps/api created$' -- create deployment api --image=hello:1.0
 check "diff -f unchanged" 0 '^$' -- diff -f "$work/api.yaml"
