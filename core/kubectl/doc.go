@@ -24,6 +24,10 @@
 //	                               PATCH .../deployments/web/scale
 //	kubectl delete pod web         DELETE, then watch until it is gone
 //	kubectl logs -f web            GET .../pods/web/log?follow=true (a stream)
+//	kubectl run web --image=hello  POST .../pods (a bare pod, label run=web)
+//	kubectl expose deploy/web --port=80
+//	                               GET the deployment, POST a Service with
+//	                               its selector
 //
 // The transport is pluggable: natively it can be any http.RoundTripper (a
 // real server), and in the browser InProcessTransport hands the request
@@ -42,8 +46,8 @@
 // SplitWords turns a console line into args the way a shell would.
 //
 // One file per command (get.go, describe.go, apply.go, create.go, delete.go,
-// scale.go, logs.go, version.go, apiresources.go, clusterinfo.go), like
-// upstream. The shared parts: kubectl.go (Config, Run, the root command),
+// run.go, expose.go, scale.go, logs.go, version.go, apiresources.go,
+// clusterinfo.go), like upstream. The shared parts: kubectl.go (Config, Run, the root command),
 // client.go (requests and API errors), discovery.go (resource names),
 // resources.go (TYPE NAME arguments), table.go (kubectl's column alignment),
 // output.go (-o yaml|json|name), manifests.go (reading -f files), wait.go

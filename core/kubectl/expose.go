@@ -222,7 +222,7 @@ func (s *session) exposeOne(o *exposeOptions, res apiResource, obj map[string]an
 	if svc, err = applyOverrides(&o.overrides, svc); err != nil {
 		return nil, err
 	}
-	return s.sendGenerated(o.fieldManager, servicesResource, svc, &svc.ObjectMeta, dr)
+	return s.sendGenerated(o.fieldManager, servicesResource, svc, dr)
 }
 
 // decodeExposable decodes obj as the typed object of the kinds a service

@@ -145,7 +145,7 @@ func (s *session) newRunCommand() *cobra.Command {
 	f.BoolVar(&o.leaveStdinOpen, "leave-stdin-open", false, "If the pod is started in interactive mode or with stdin, leave stdin open after the first attach completes. By default, stdin will be closed after the first attach completes.")
 	f.StringVar(&o.restart, "restart", "Always", "The restart policy for this Pod.  Legal values [Always, OnFailure, Never].")
 	f.BoolVar(&o.command, "command", false, "If true and extra arguments are present, use them as the 'command' field in the container, rather than the 'args' field which is the default.")
-	f.BoolVar(&o.expose, "expose", false, "If true, create a ClusterIP service associated with the pod.  Requires `--port`.")
+	f.BoolVar(&o.expose, "expose", false, "If true, create a ClusterIP service associated with the pod.  Requires --port.")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "If true, suppress prompt messages.")
 	f.BoolVar(&o.privileged, "privileged", false, "If true, run the container in privileged mode.")
 	f.DurationVar(&o.podTimeout, "pod-running-timeout", time.Minute, "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running")
@@ -219,7 +219,7 @@ func (s *session) runRun(cmd *cobra.Command, o *runOptions, args []string) error
 	if pod, err = applyOverrides(&o.overrides, pod); err != nil {
 		return err
 	}
-	podObj, err := s.sendGenerated(o.fieldManager, podsResource, pod, &pod.ObjectMeta, dr)
+	podObj, err := s.sendGenerated(o.fieldManager, podsResource, pod, dr)
 	if err != nil {
 		return err
 	}
@@ -240,7 +240,7 @@ func (s *session) runRun(cmd *cobra.Command, o *runOptions, args []string) error
 	var errs multiError
 	if o.expose {
 		svc := newRunService(name, selector, o)
-		if svcObj, err := s.sendGenerated(o.fieldManager, servicesResource, svc, &svc.ObjectMeta, dr); err != nil {
+		if svcObj, err := s.sendGenerated(o.fieldManager, servicesResource, svc, dr); err != nil {
 			errs = append(errs, err)
 		} else {
 			if err := show(servicesResource, svcObj); err != nil {
@@ -267,9 +267,9 @@ func (s *session) runRun(cmd *cobra.Command, o *runOptions, args []string) error
 
 // sendGenerated POSTs a generated object, or with --dry-run=client only
 // returns it, as the JSON map the printers take.
-func (s *session) sendGenerated(fieldManager string, res apiResource, obj any, meta *metav1.ObjectMeta, dr dryRun) (map[string]any, error) {
+func (s *session) sendGenerated(fieldManager string, res apiResource, obj metav1.Object, dr dryRun) (map[string]any, error) {
 	if s.explicitNamespace() {
-		meta.Namespace = s.namespace
+		obj.SetNamespace(s.namespace)
 	}
 	m, body, err := toMap(obj)
 	if err != nil {
