@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/remotecommand"
 )
 
 // ExecProvider runs a command in a container and waits for it; the kubelet
@@ -20,6 +22,11 @@ import (
 // pods/exec to that kubelet's /exec endpoint). The pod is bound to a node and
 // the container is in its spec. exitCode is the command's; err says why it
 // could not run (a Kubernetes status error is answered as is).
+//
+// stdin is nil unless the client asked for it; it ends (io.EOF) when the
+// client closes its stdin. Over a WebSocket (exec_stream.go) every write to
+// stdout and stderr goes to the client at once, so a provider that writes as
+// the command runs is streamed; ctx ends when the client goes away.
 type ExecProvider interface {
 	Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int, err error)
 }
@@ -35,9 +42,9 @@ func (f ExecProviderFunc) Exec(ctx context.Context, pod *corev1.Pod, container s
 // execPattern is where pods/exec is served.
 const execPattern = "/api/v1/namespaces/{namespace}/pods/{name}/exec"
 
-// ExecResult is the answer to a pods/exec POST: kubetab serves exec without
-// streaming (see podExec). Status is what upstream sends on the stream's
-// error channel when the command ends: Success, or Failure with reason
+// ExecResult is the answer to a pods/exec POST, exec without streaming (see
+// podExec). Status is what the WebSocket form sends on its error channel
+// when the command ends (exitStatus): Success, or Failure with reason
 // NonZeroExitCode and the exit code as the cause of type ExitCode, from which
 // kubectl prints "command terminated with exit code 3".
 type ExecResult struct {
@@ -47,52 +54,91 @@ type ExecResult struct {
 	Status   metav1.Status `json:"status"`
 }
 
-// podExec serves
+// podExec serves pods/exec, in two forms:
 //
 //	POST /api/v1/namespaces/{namespace}/pods/{name}/exec?container=c&command=ls&command=-l[&stdin=true]
 //
-// with the command's stdin as the request body, and answers 200 with an
-// ExecResult once the command has ended, whatever its exit code.
+// with the command's stdin as the request body, answers 200 with an
+// ExecResult once the command has ended, whatever its exit code: kubetab's
+// in-browser kubectl uses this form.
 //
-// Upstream kubectl exec upgrades this request to a stream (WebSocket with
-// the v5.channel.k8s.io protocol, or SPDY/3.1) and relays stdin, stdout,
-// stderr and terminal resizes while the command runs; kubetab's in-browser
-// kubectl uses the plain POST instead, and an upgrade request is refused
-// with 400 (so the real kubectl's exec does not work against `kubetab
-// cluster`).
+//	GET  /api/v1/namespaces/{namespace}/pods/{name}/exec?command=ls&stdin=true&stdout=true&stderr=true
+//	Connection: Upgrade
+//	Upgrade: websocket
+//	Sec-WebSocket-Protocol: v5.channel.k8s.io
+//
+// is what upstream kubectl exec (v1.30 and later) sends: the request is
+// upgraded to a WebSocket that carries stdin, stdout, stderr, the final
+// status and terminal resizes while the command runs (exec_stream.go; the
+// browser build refuses it with 400). Older kubectls ask for SPDY/3.1
+// instead, which kubetab does not speak: 400.
+//
+// Either way the pod, container and command are checked first, as
+// kube-apiserver's pods/exec does before it dials the kubelet, so a bad
+// request is a plain HTTP error (kubectl then prints "Error from server
+// (BadRequest): container x is not valid for pod web").
 func (s *Server) podExec(w http.ResponseWriter, r *http.Request) {
-	gr := schema.GroupResource{Resource: "pods"}
-	namespace, name := r.PathValue("namespace"), r.PathValue("name")
-	if r.Header.Get("Upgrade") != "" || r.Header.Get("Connection") == "Upgrade" {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("kubetab serves pods/exec without streaming: upgrading to %q is not supported; POST the command instead", r.Header.Get("Upgrade"))))
-		return
-	}
-	if r.Method != http.MethodPost {
+	upgrade := isUpgrade(r)
+	if r.Method != http.MethodPost && !(r.Method == http.MethodGet && upgrade) {
 		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/exec"}, strings.ToLower(r.Method)))
 		return
 	}
-	st, ok := s.reg.Lookup(gr)
-	if !ok {
-		writeError(w, r, notFoundPath(r.URL.Path))
-		return
-	}
-	obj, err := st.Get(r.Context(), namespace, name)
+	pod, container, cmd, err := s.execTarget(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	pod := obj.(*corev1.Pod)
+	if upgrade {
+		s.execUpgrade(w, r, pod, container, cmd)
+		return
+	}
 	q := r.URL.Query()
-	cmd := q["command"]
-	container := q.Get("container")
+	var stdin io.Reader
+	if execOption(q, "stdin", false) {
+		stdin = io.LimitReader(r.Body, s.cfg.MaxRequestBodyBytes)
+	}
+	var stdout, stderr bytes.Buffer
+	code, err := s.cfg.Exec.Exec(r.Context(), pod, container, cmd, stdin, &stdout, &stderr)
+	if err != nil {
+		if _, ok := err.(apierrors.APIStatus); !ok {
+			err = apierrors.NewInternalError(err)
+		}
+		writeError(w, r, err)
+		return
+	}
+	res := ExecResult{ExitCode: code, Status: exitStatus(cmd, code)}
+	if execOption(q, "stdout", true) {
+		res.Stdout = stdout.String()
+	}
+	if execOption(q, "stderr", true) {
+		res.Stderr = stderr.String()
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// execTarget reads the pod, container and command of a pods/exec request
+// and checks them: the pod exists and runs on a node, the container is in
+// its spec (the only one when none is named), the command is not empty.
+func (s *Server) execTarget(r *http.Request) (pod *corev1.Pod, container string, cmd []string, err error) {
+	st, ok := s.reg.Lookup(schema.GroupResource{Resource: "pods"})
+	if !ok {
+		return nil, "", nil, notFoundPath(r.URL.Path)
+	}
+	obj, err := st.Get(r.Context(), r.PathValue("namespace"), r.PathValue("name"))
+	if err != nil {
+		return nil, "", nil, err
+	}
+	pod = obj.(*corev1.Pod)
+	q := r.URL.Query()
+	cmd = q["command"]
+	container = q.Get("container")
 	if container == "" {
 		if len(pod.Spec.Containers) != 1 {
 			names := make([]string, 0, len(pod.Spec.Containers))
 			for _, c := range pod.Spec.Containers {
 				names = append(names, c.Name)
 			}
-			writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %v", pod.Name, names)))
-			return
+			return nil, "", nil, apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %v", pod.Name, names))
 		}
 		container = pod.Spec.Containers[0].Name
 	}
@@ -113,37 +159,49 @@ func (s *Server) podExec(w http.ResponseWriter, r *http.Request) {
 		err = apierrors.NewServiceUnavailable("no kubelet serves exec")
 	}
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return nil, "", nil, err
 	}
-	var stdin io.Reader
-	if q.Get("stdin") == "true" || q.Get("stdin") == "1" {
-		stdin = io.LimitReader(r.Body, s.cfg.MaxRequestBodyBytes)
-	}
-	var stdout, stderr bytes.Buffer
-	code, err := s.cfg.Exec.Exec(r.Context(), pod, container, cmd, stdin, &stdout, &stderr)
-	if err != nil {
-		if _, ok := err.(apierrors.APIStatus); !ok {
-			err = apierrors.NewInternalError(err)
-		}
-		writeError(w, r, err)
-		return
-	}
-	res := ExecResult{ExitCode: code, Status: metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess}}
-	if q.Get("stdout") != "false" && q.Get("stdout") != "0" {
-		res.Stdout = stdout.String()
-	}
-	if q.Get("stderr") != "false" && q.Get("stderr") != "0" {
-		res.Stderr = stderr.String()
-	}
+	return pod, container, cmd, nil
+}
+
+// exitStatus is the status that ends an exec, as the kubelet reports it on
+// the stream's error channel: Success for exit code 0; otherwise Failure
+// with reason NonZeroExitCode and the code as a cause of type ExitCode, from
+// which kubectl prints "command terminated with exit code 3" and exits 3.
+func exitStatus(cmd []string, code int) metav1.Status {
+	st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess}
 	if code != 0 {
-		res.Status = metav1.Status{
-			TypeMeta: res.Status.TypeMeta,
-			Status:   metav1.StatusFailure,
-			Reason:   "NonZeroExitCode",
-			Message:  fmt.Sprintf("command terminated with non-zero exit code: error executing command %v, exit code %d", cmd, code),
-			Details:  &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: "ExitCode", Message: strconv.Itoa(code)}}},
+		st.Status = metav1.StatusFailure
+		st.Reason = remotecommand.NonZeroExitCodeReason
+		st.Message = fmt.Sprintf("command terminated with non-zero exit code: error executing command %v, exit code %d", cmd, code)
+		st.Details = &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: remotecommand.ExitCodeCauseType, Message: strconv.Itoa(code)}}}
+	}
+	return st
+}
+
+// isUpgrade reports whether r asks to switch protocols (RFC 9110 section
+// 7.8): "Connection: Upgrade" (a comma-separated list, any case) or an
+// Upgrade header.
+func isUpgrade(r *http.Request) bool {
+	if r.Header.Get("Upgrade") != "" {
+		return true
+	}
+	for _, v := range r.Header.Values("Connection") {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
 		}
 	}
-	writeJSON(w, http.StatusOK, res)
+	return false
+}
+
+// execOption reads a boolean of PodExecOptions from the query (queryBool);
+// absent is def. Upstream defaults stdout and stderr to true, stdin and tty
+// to false.
+func execOption(q url.Values, name string, def bool) bool {
+	if v, ok := queryBool(q, name); ok {
+		return v
+	}
+	return def
 }

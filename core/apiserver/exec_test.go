@@ -1,8 +1,10 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 )
@@ -74,7 +77,6 @@ func TestPodExec(t *testing.T) {
 		{"no such pod", "POST", "nope/exec?command=ls", "", nil, 404, `pods \"nope\" not found`},
 		{"provider error", "POST", "one/exec?command=missing", "", nil, 400, `container not found (\"hello\")`},
 		{"GET", "GET", "one/exec?command=ls", "", nil, 405, `"reason":"MethodNotAllowed"`},
-		{"websocket", "GET", "one/exec?command=ls", "", []string{"Connection", "Upgrade", "Upgrade", "websocket"}, 400, `upgrading to \"websocket\" is not supported`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,4 +110,67 @@ func TestPodExec(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &res); err != nil || res.Stdout != "out x\n" || res.Status.Status != "Success" {
 		t.Errorf("decoded result = %+v, %v", res, err)
 	}
+}
+
+// execFixture is an API server whose ExecProvider runs a few made-up
+// commands in pod "one" (container "hello", on node-1):
+//
+//	cat          copies stdin to stdout
+//	ls ARGS      prints "out ls ARGS" and "err" on stderr, exits 0
+//	fail         the same, exits 3
+//	missing      cannot run: `container not found ("hello")`, a status error
+//	broken       cannot run: a plain error
+//	big          writes 100,000 bytes to stdout
+//	step         writes "first", waits for the test's release, writes "second"
+//	wait         runs until its context ends, then reports that on gone
+type execFixture struct {
+	base    string // http://.../api/v1/namespaces/default/pods/
+	release chan struct{}
+	gone    chan error
+}
+
+func newExecFixture(t *testing.T) *execFixture {
+	t.Helper()
+	f := &execFixture{release: make(chan struct{}), gone: make(chan error, 1)}
+	srv, reg := newTestServerWith(t, func(c *Config) {
+		c.Exec = ExecProviderFunc(func(ctx context.Context, pod *corev1.Pod, container string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+			switch cmd[0] {
+			case "cat":
+				if stdin == nil {
+					return 0, nil
+				}
+				_, err := io.Copy(stdout, stdin)
+				return 0, err
+			case "missing":
+				return 0, apierrors.NewBadRequest(fmt.Sprintf("container not found (%q)", container))
+			case "broken":
+				return 0, errors.New("boom")
+			case "big":
+				_, err := stdout.Write(bytes.Repeat([]byte("0123456789"), 10_000))
+				return 0, err
+			case "step":
+				fmt.Fprintln(stdout, "first")
+				<-f.release
+				fmt.Fprintln(stdout, "second")
+				return 0, nil
+			case "wait":
+				<-ctx.Done()
+				f.gone <- ctx.Err()
+				return 0, ctx.Err()
+			}
+			fmt.Fprintf(stdout, "out %s\n", strings.Join(cmd, " "))
+			fmt.Fprintln(stderr, "err")
+			if cmd[0] == "fail" {
+				return 3, nil
+			}
+			return 0, nil
+		})
+	})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "one"},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "hello", Image: "hello"}}}}
+	if _, err := reg.MustLookup("", "pods").Create(context.Background(), "default", pod, registry.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.base = srv.URL + "/api/v1/namespaces/default/pods/"
+	return f
 }
