@@ -97,8 +97,10 @@ func (s *Server) podExec(w http.ResponseWriter, r *http.Request) {
 	if execOption(q, "stdin", false) {
 		stdin = io.LimitReader(r.Body, s.cfg.MaxRequestBodyBytes)
 	}
-	var stdout, stderr bytes.Buffer
-	code, err := s.cfg.Exec.Exec(r.Context(), pod, container, cmd, stdin, &stdout, &stderr)
+	// The answer holds the output whole, so it is bounded: a command that
+	// prints without end would otherwise fill the tab's memory.
+	stdout, stderr := &cappedOutput{max: maxExecAnswerOutput}, &cappedOutput{max: maxExecAnswerOutput}
+	code, err := s.cfg.Exec.Exec(r.Context(), pod, container, cmd, stdin, stdout, stderr)
 	if err != nil {
 		if _, ok := err.(apierrors.APIStatus); !ok {
 			err = apierrors.NewInternalError(err)
@@ -112,8 +114,35 @@ func (s *Server) podExec(w http.ResponseWriter, r *http.Request) {
 	}
 	if execOption(q, "stderr", true) {
 		res.Stderr = stderr.String()
+		for _, c := range []*cappedOutput{stdout, stderr} {
+			if c.dropped > 0 {
+				res.Stderr += fmt.Sprintf("kubetab: %d bytes of output past %d MiB were dropped\n", c.dropped, maxExecAnswerOutput>>20)
+			}
+		}
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// maxExecAnswerOutput bounds each stream of a non-streaming exec's answer.
+const maxExecAnswerOutput = 4 << 20
+
+// cappedOutput keeps the first max bytes written and counts the rest,
+// reporting them written so the command goes on.
+type cappedOutput struct {
+	bytes.Buffer
+	max     int
+	dropped int
+}
+
+func (c *cappedOutput) Write(p []byte) (int, error) {
+	if room := c.max - c.Len(); room < len(p) {
+		c.dropped += len(p) - max(room, 0)
+		if room > 0 {
+			c.Buffer.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return c.Buffer.Write(p)
 }
 
 // execTarget reads the pod, container and command of a pods/exec request

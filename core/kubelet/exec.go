@@ -23,10 +23,10 @@ var _ apiserver.ExecProvider = (*Kubelet)(nil)
 //
 // WASI has no processes, so the command is a second instance of the
 // container's image with cmd as its argv, the container's environment and
-// volumes (see cri.Runtime.ExecSync): `kubectl exec web -- web --unhealthy`
-// runs the web program once more, and it sees the same /data. Output is
-// written once the command has ended (no streaming), and stdin cannot be
-// passed yet: a non-empty stdin is refused. exitCode is the command's; err is
+// volumes (see cri.Runtime.Exec): `kubectl exec web -- web --unhealthy`
+// runs the web program once more, and it sees the same /data. The command
+// reads stdin (`echo hi | kubectl exec -i web -- hello --stdin`) and its
+// output streams to stdout and stderr as it writes. exitCode is the command's; err is
 // set when it could not run, as a Kubernetes status error (`container not
 // found ("hello")` for a container that is not running).
 func (kl *Kubelet) Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -38,12 +38,6 @@ func (kl *Kubelet) Exec(ctx context.Context, pod *corev1.Pod, container string, 
 	}
 	if container == "" && len(pod.Spec.Containers) == 1 {
 		container = pod.Spec.Containers[0].Name
-	}
-	if stdin != nil {
-		var one [1]byte
-		if n, _ := io.ReadFull(stdin, one[:]); n > 0 {
-			return 0, apierrors.NewBadRequest("kubetab cannot pass stdin to a command yet: run it without -i, or give the input as arguments")
-		}
 	}
 	notFound := apierrors.NewBadRequest(fmt.Sprintf("container not found (%q)", container))
 	running := cri.ContainerRunning
@@ -57,17 +51,7 @@ func (kl *Kubelet) Exec(ctx context.Context, pod *corev1.Pod, container string, 
 	if id == "" {
 		return 0, notFound
 	}
-	out, errOut, code, err := kl.runtime.ExecSync(ctx, id, cmd, 0)
-	if stdout != nil && len(out) > 0 {
-		if _, werr := stdout.Write(out); werr != nil {
-			return 0, werr
-		}
-	}
-	if stderr != nil && len(errOut) > 0 {
-		if _, werr := stderr.Write(errOut); werr != nil {
-			return 0, werr
-		}
-	}
+	code, err := kl.runtime.Exec(ctx, id, cmd, stdin, stdout, stderr)
 	switch {
 	case err == nil:
 		return int(code), nil

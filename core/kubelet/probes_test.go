@@ -243,7 +243,6 @@ func TestExec(t *testing.T) {
 		want      string
 	}{
 		{"nope", nil, `container not found ("nope")`},
-		{"hello", strings.NewReader("input"), "kubetab cannot pass stdin to a command yet"},
 	} {
 		_, err := n.Exec(context.Background(), created, tt.container, []string{"hello"}, tt.stdin, &buf, &buf)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -253,5 +252,11 @@ func TestExec(t *testing.T) {
 	// An empty stdin is no input: the command runs.
 	if code, err := n.Exec(context.Background(), created, "hello", []string{"hello", "--ticks=0"}, strings.NewReader(""), &buf, &buf); err != nil || code != 0 {
 		t.Errorf("exec with an empty stdin = %d, %v", code, err)
+	}
+	// The command reads stdin: echo hi | kubectl exec -i web-1 -- hello --stdin.
+	buf.Reset()
+	if code, err := n.Exec(context.Background(), created, "hello", []string{"hello", "--stdin"}, strings.NewReader("hi\nthere\n"), &buf, &buf); err != nil || code != 0 ||
+		!strings.Contains(buf.String(), "hello: stdin: hi\nhello: stdin: there\nhello: done after 2 lines of stdin") {
+		t.Errorf("exec reading stdin = %d, %v, %q", code, err, buf.String())
 	}
 }

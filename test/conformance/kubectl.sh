@@ -237,9 +237,9 @@ check "exec -c unknown container" 1 '^Error from server \(BadRequest\): containe
 check "exec into an unknown pod" 1 '^Error from server \(NotFound\): pods "nope" not found$' -- exec nope -- hello
 # -i with an empty stdin: kubectl sends v5's close signal for stdin at once.
 check "exec -i, stdin at EOF" 0 '^hello: done after 0 ticks, exit code 0$' -- exec -i exec-target -- hello --ticks=0 </dev/null
-# kubetab's limits, each answered with a message (no upstream pattern):
-# the kubelet does not pass stdin to a command yet, and no image reads it;
-check "exec -i with input (not passed yet)" 1 '^error: kubetab cannot pass stdin to a command yet' -- exec -i exec-target -- hello --ticks=0 <<<"hi"
+# stdin reaches the command (hello --stdin echoes each line), streamed.
+check "exec -i with input" 0 '^hello: stdin: hi there$' -- exec -i exec-target -- hello --stdin <<<"hi there"
+# kubetab's limit, answered with a message (no upstream pattern):
 # WASI containers have no terminal, so -t (which needs a terminal on
 # kubectl's stdin: script(1) gives it one) is refused.
 if command -v script >/dev/null; then

@@ -669,14 +669,16 @@ func exitStatus(err error, killed bool) (int32, string, string) {
 	case err == nil: // _start returned: main returned 0
 		return 0, ReasonCompleted, ""
 	case errors.As(err, &exit):
-		switch code := exit.ExitCode(); {
-		case code == sys.ExitCodeContextCanceled || code == sys.ExitCodeDeadlineExceeded:
+		code := exit.ExitCode()
+		if code == sys.ExitCodeContextCanceled || code == sys.ExitCodeDeadlineExceeded {
 			return ExitCodeKilled, ReasonError, "" // the stop closed the module
-		case code == 0:
-			return 0, ReasonCompleted, ""
-		default:
-			return int32(code), ReasonError, ""
 		}
+		// WASI's proc_exit takes any 32-bit code; a Linux process's exit
+		// status keeps its low 8 bits (exit(300) is 44, exit(256) is 0).
+		if code &= 0xff; code == 0 {
+			return 0, ReasonCompleted, ""
+		}
+		return int32(code), ReasonError, ""
 	case killed:
 		return ExitCodeKilled, ReasonError, ""
 	case strings.HasPrefix(err.Error(), "wasm error: unreachable"):

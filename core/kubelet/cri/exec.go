@@ -50,27 +50,47 @@ const MaxExecOutput = 1 << 20
 // also set when the container is not running (ErrContainerNotRunning), the
 // command is empty, ctx ends, or the instance could not start.
 func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (stdout, stderr []byte, exitCode int32, err error) {
+	var out, errOut cappedBuffer
+	code, err := r.execute(ctx, id, cmd, instanceIO{argv: cmd, stdout: &out, stderr: &errOut}, timeout)
+	return out.Bytes(), errOut.Bytes(), code, err
+}
+
+// Exec runs cmd as ExecSync does, streaming: the command reads stdin (nil
+// for none: it reads end of file) and its output goes to stdout and stderr
+// as it writes it, uncapped. It is CRI's streaming Exec, which kubectl exec
+// reaches through the API server; ExecSync is what probes use.
+func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (exitCode int32, err error) {
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	return r.execute(ctx, id, cmd, instanceIO{argv: cmd, stdin: stdin, stdout: stdout, stderr: stderr}, 0)
+}
+
+// execute checks cmd and runs it in container id with iio.
+func (r *Runtime) execute(ctx context.Context, id string, cmd []string, iio instanceIO, timeout time.Duration) (int32, error) {
 	if len(cmd) == 0 {
-		return nil, nil, 0, fmt.Errorf("%w: exec: the command is empty", ErrInvalidConfig)
+		return 0, fmt.Errorf("%w: exec: the command is empty", ErrInvalidConfig)
 	}
 	for _, a := range cmd {
 		if strings.ContainsRune(a, 0) {
-			return nil, nil, 0, fmt.Errorf("%w: exec: the command must not contain NUL", ErrInvalidConfig)
+			return 0, fmt.Errorf("%w: exec: the command must not contain NUL", ErrInvalidConfig)
 		}
 	}
 	c, err := r.get(id)
 	if err != nil {
-		return nil, nil, 0, err
+		return 0, err
 	}
-	var out, errOut cappedBuffer
-	code, reason, msg, err := c.exec(ctx, instanceIO{argv: cmd, stdout: &out, stderr: &errOut}, timeout)
+	code, reason, msg, err := c.exec(ctx, iio, timeout)
 	if msg != "" && reason != ReasonStartError {
-		errOut.Write([]byte(msg + "\n"))
+		iio.stderr.Write([]byte(msg + "\n"))
 	}
 	if err == nil && reason == ReasonStartError {
 		err = fmt.Errorf("exec %q in container %s: %s", cmd, id, msg)
 	}
-	return out.Bytes(), errOut.Bytes(), code, err
+	return code, err
 }
 
 // exec runs one more instance of c's image and waits for it.

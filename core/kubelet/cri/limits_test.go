@@ -302,6 +302,33 @@ func TestExecSync(t *testing.T) {
 		t.Fatalf("exec past its timeout = %d %v, want 137 ErrExecTimeout", r.code, r.err)
 	}
 
+	// Exec streams: stdin is read, and output arrives while the command
+	// still runs (the first line before stdin ends).
+	inR, inW := io.Pipe()
+	out2 := &lockedBuffer{}
+	done := make(chan int32, 1)
+	go func() {
+		code, err := n.Exec(ctx, id, []string{"hello", "--stdin", "--exit=300"}, inR, out2, out2)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- code
+	}()
+	fmt.Fprintln(inW, "first")
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out2.String(), "hello: stdin: first") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no streamed output while stdin is open: %q", out2.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Fprintln(inW, "second")
+	inW.Close()
+	// exit(300) is 44: a process's exit status keeps the low 8 bits.
+	if code := <-done; code != 44 || !strings.Contains(out2.String(), "hello: stdin: second\nhello: done after 2 lines of stdin, exit code 300") {
+		t.Fatalf("streamed exec = %d %q, want exit 44", code, out2.String())
+	}
+
 	if _, _, _, err := n.ExecSync(ctx, id, nil, 0); !errors.Is(err, cri.ErrInvalidConfig) {
 		t.Fatalf("empty command: %v", err)
 	}

@@ -19,6 +19,9 @@
 //
 //	--ticks=N  exit after N ticks (exit code 0 unless --exit is given)
 //	--exit=N   exit code to use when --ticks runs out (default 0)
+//	--stdin    instead of ticking, echo each line of standard input as
+//	           "hello: stdin: <line>" until it ends, then exit (with --exit's
+//	           code): `echo hi | kubectl exec -i web-x -- hello --stdin`
 //
 // VERSION and GREETING are set at build time (-D), so hello:1.0 and hello:2.0
 // are two images from one source, like two tags built from two commits.
@@ -66,6 +69,19 @@ int main(int argc, char **argv) {
 
 	long ticks = flag(argc, argv, "--ticks", -1);
 	long code = flag(argc, argv, "--exit", 0);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--stdin") == 0) {
+			char line[4096];
+			long lines = 0;
+			while (fgets(line, sizeof line, stdin) != NULL) {
+				line[strcspn(line, "\n")] = '\0';
+				printf("hello: stdin: %s\n", line);
+				lines++;
+			}
+			printf("hello: done after %ld lines of stdin, exit code %ld\n", lines, code);
+			return (int)code;
+		}
+	}
 	for (long n = 1; ticks < 0 || n <= ticks; n++) {
 		sleep(1);
 		printf("hello: tick %ld\n", n);
