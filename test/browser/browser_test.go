@@ -399,6 +399,15 @@ func TestDeployment(t *testing.T) {
 		t.Errorf("kubectl logs %s: code %d, output %q", pods[0], *c.Code, c.Output)
 	}
 
+	// The trace shows the path the pod took: the scheduler's decision, then
+	// its node's kubelet getting an IP from CNI and starting the container.
+	c = typeLine(t, ctx, "trace "+pods[0]+" --kind=decision,call --tail=-1", 60*time.Second)
+	for _, want := range []string{"kube-scheduler", "schedule pods default/" + pods[0], "cni", "ADD pods default/" + pods[0], "cri", "StartContainer pods default/" + pods[0]} {
+		if *c.Code != 0 || !strings.Contains(c.Output, want) {
+			t.Errorf("trace %s: code %d, no %q in\n%s", pods[0], *c.Code, want, c.Output)
+		}
+	}
+
 	// The live panel shows the same three pods Running.
 	waitJS(t, ctx, "the live panel to show 3 Running web- pods",
 		`document.querySelectorAll('#pods tr[data-pod^="web-"][data-status="Running"]').length === 3`, 30*time.Second)
