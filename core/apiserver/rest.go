@@ -306,12 +306,21 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, st *registry.Sto
 		return err
 	}
 	if acc, err := meta.Accessor(obj); err == nil {
-		traceCreating(ctx, acc.GetName()) // the request names its object only in the body
+		// The request names its object only in the body, or only the prefix
+		// of its name ("web-5d9c7b8f6-", generateName).
+		name := acc.GetName()
+		if name == "" {
+			name = acc.GetGenerateName()
+		}
+		traceCreating(ctx, name)
 	}
 	obj = s.trackUpdate(r, st, "", nil, obj, wo)
 	out, err := st.Create(ctx, info.Namespace, obj, registry.CreateOptions{DryRun: wo.DryRun})
 	if err != nil {
 		return err
+	}
+	if acc, err := meta.Accessor(out); err == nil {
+		traceCreated(ctx, acc.GetName())
 	}
 	return s.writeObject(w, info, http.StatusCreated, out)
 }

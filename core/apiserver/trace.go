@@ -34,6 +34,8 @@ type tracedWriter struct {
 	hop   trace.Hop // the request
 	begun bool      // the request is recorded
 	code  int
+	// created names the object a create made (generateName's result).
+	created string
 }
 
 func (w *tracedWriter) WriteHeader(code int) {
@@ -79,7 +81,11 @@ func (w *tracedWriter) done() {
 	if w.hop.Verb == "watch" || w.code == 0 {
 		return
 	}
-	w.rec.Record(trace.Hop{Kind: trace.Response, From: trace.APIServer, To: w.hop.From, Code: w.code, Resource: w.hop.Resource, Namespace: w.hop.Namespace, Name: w.hop.Name})
+	name := w.hop.Name
+	if w.created != "" {
+		name = w.created
+	}
+	w.rec.Record(trace.Hop{Kind: trace.Response, From: trace.APIServer, To: w.hop.From, Code: w.code, Resource: w.hop.Resource, Namespace: w.hop.Namespace, Name: name})
 }
 
 type tracedKey struct{}
@@ -105,5 +111,12 @@ func (s *Server) traceRequest(w http.ResponseWriter, r *http.Request, st *regist
 func traceCreating(ctx context.Context, name string) {
 	if tw, ok := ctx.Value(tracedKey{}).(*tracedWriter); ok {
 		tw.begin(name)
+	}
+}
+
+// traceCreated names the object a create request made, for its answer.
+func traceCreated(ctx context.Context, name string) {
+	if tw, ok := ctx.Value(tracedKey{}).(*tracedWriter); ok {
+		tw.created = name
 	}
 }

@@ -127,7 +127,11 @@ func (r Resource[T]) Create(ctx context.Context, obj T) (T, error) {
 		var zero T
 		return zero, err
 	}
-	ctx, done := r.call(ctx, "create", "", acc.GetNamespace(), acc.GetName())
+	name := acc.GetName()
+	if name == "" {
+		name = acc.GetGenerateName() // "web-5d9c7b8f6-": the server adds the rest
+	}
+	ctx, done := r.call(ctx, "create", "", acc.GetNamespace(), name)
 	out, err := r.store.Create(ctx, acc.GetNamespace(), obj, registry.CreateOptions{})
 	done(http.StatusCreated, err, out)
 	return r.cast(out, err)
@@ -217,7 +221,7 @@ func (r Resource[T]) call(ctx context.Context, verb, subresource, namespace, nam
 				code = int(st.Status().Code)
 				detail = st.Status().Message
 			}
-		} else if len(created) > 0 && created[0] != nil && name == "" {
+		} else if len(created) > 0 && created[0] != nil {
 			if acc, aerr := meta.Accessor(created[0]); aerr == nil {
 				name = acc.GetName()
 			}

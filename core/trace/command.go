@@ -69,8 +69,9 @@ func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
 
 	hops, seq, lost := rec.Since(0)
 	hops = slices.DeleteFunc(hops, func(h Hop) bool { return !f.match(h) })
-	if *tail >= 0 && len(hops) > *tail {
-		hops = hops[len(hops)-*tail:]
+	lines := fanIn(hops)
+	if *tail >= 0 && len(lines) > *tail {
+		lines = lines[len(lines)-*tail:]
 		lost = 0 // older hops were left out on purpose
 	}
 	tw := tabwriter.NewWriter(s.Out, 0, 8, 2, ' ', 0)
@@ -78,8 +79,8 @@ func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
 	if lost > 0 {
 		fmt.Fprintf(tw, "...\t%d older hops are no longer kept\t\t\t\n", lost)
 	}
-	for _, h := range hops {
-		writeHop(tw, h)
+	for _, l := range lines {
+		l.write(tw)
 	}
 	tw.Flush()
 	if !*follow {
@@ -98,19 +99,56 @@ func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
 		}
 		for _, h := range more {
 			if f.match(h) {
-				writeHop(tw, h)
+				line{hop: h, to: []string{h.To}}.write(tw)
 			}
 		}
 		tw.Flush()
 	}
 }
 
-func writeHop(w io.Writer, h Hop) {
-	arrow, to := "→", h.To
-	if to == "" {
+// line is one printed line: a hop, or one change delivered to several
+// watchers.
+type line struct {
+	hop Hop
+	to  []string
+}
+
+// fanIn folds the watch hops that deliver one change (same event, object
+// and revision) into the line of the first: one write reaches every
+// component that watches its kind, and ten lines saying so would bury the
+// path. trace -f prints each hop as it comes.
+func fanIn(hops []Hop) []line {
+	type change struct {
+		verb, resource, namespace, name string
+		rev                             int64
+	}
+	var lines []line
+	first := map[change]int{}
+	for _, h := range hops {
+		if h.Kind == Watch {
+			k := change{h.Verb, h.Resource, h.Namespace, h.Name, h.Revision}
+			if i, ok := first[k]; ok {
+				lines[i].to = append(lines[i].to, h.To)
+				continue
+			}
+			first[k] = len(lines)
+		}
+		lines = append(lines, line{hop: h, to: []string{h.To}})
+	}
+	return lines
+}
+
+func (l line) write(w io.Writer) {
+	h := l.hop
+	arrow, to, what := "→", h.To, What(h)
+	switch {
+	case len(l.to) > 1:
+		to = strconv.Itoa(len(l.to)) + " watchers"
+		what += ": " + strings.Join(l.to, ", ")
+	case to == "":
 		arrow = ""
 	}
-	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", h.Time.Format("15:04:05.000"), h.From, arrow, to, What(h))
+	fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", h.Time.Format("15:04:05.000"), h.From, arrow, to, what)
 }
 
 // What is the hop's description, as the trace command prints it:

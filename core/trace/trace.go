@@ -117,8 +117,8 @@ func (r *Recorder) Record(h Hop) {
 	if r == nil {
 		return
 	}
-	h.Time = r.clock.Now()
 	r.mu.Lock()
+	h.Time = r.clock.Now() // under the lock: Seq and Time agree
 	h.Seq = r.next
 	r.next++
 	r.ring[h.Seq%uint64(len(r.ring))] = h

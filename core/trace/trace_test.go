@@ -102,6 +102,8 @@ func TestRunFilters(t *testing.T) {
 	r.Record(Hop{Kind: Request, From: "replicaset-controller", To: APIServer, Verb: "create", Resource: "pods", Namespace: "default", Name: "web-5d9c7b8f6-x2x7k"})
 	r.Record(Hop{Kind: Request, From: "kubectl", To: APIServer, Verb: "create", Resource: "services", Namespace: "default", Name: "website"})
 	r.Record(Hop{Kind: Decision, From: "kube-scheduler", Verb: "schedule", Resource: "pods", Namespace: "default", Name: "db-0", Detail: "node-1"})
+	r.Record(Hop{Kind: Watch, From: APIServer, To: "kube-scheduler", Verb: "MODIFIED", Resource: "pods", Namespace: "default", Name: "db-0", Revision: 11})
+	r.Record(Hop{Kind: Watch, From: APIServer, To: "kubelet/node-1", Verb: "MODIFIED", Resource: "pods", Namespace: "default", Name: "db-0", Revision: 11})
 
 	for _, tc := range []struct {
 		args      []string
@@ -109,12 +111,14 @@ func TestRunFilters(t *testing.T) {
 		wantNot   []string
 		wantLines int // hop lines
 	}{
-		{args: nil, wantLines: 6},
+		{args: nil, wantLines: 7},
 		{args: []string{"web"}, want: []string{"kubectl", "etcd", "deployment-controller", "web-5d9c7b8f6-x2x7k"}, wantNot: []string{"website", "db-0"}, wantLines: 4},
-		{args: []string{"pods"}, want: []string{"web-5d9c7b8f6-x2x7k", "db-0"}, wantLines: 2},
+		{args: []string{"pods"}, want: []string{"web-5d9c7b8f6-x2x7k", "db-0"}, wantLines: 3},
 		{args: []string{"deploy/web"}, wantLines: 3},
 		{args: []string{"web", "--kind=request,write"}, wantNot: []string{"ADDED"}, wantLines: 3},
-		{args: []string{"--tail=2"}, want: []string{"website", "db-0"}, wantLines: 2},
+		{args: []string{"--tail=2"}, want: []string{"db-0", "2 watchers"}, wantLines: 2},
+		// One change delivered to two watchers is one line naming both.
+		{args: []string{"db-0", "--kind=watch"}, want: []string{"2 watchers", "MODIFIED pods default/db-0 (rev 11): kube-scheduler, kubelet/node-1"}, wantLines: 1},
 	} {
 		var out, errOut bytes.Buffer
 		if code := Run(context.Background(), r, tc.args, IOStreams{Out: &out, ErrOut: &errOut}); code != 0 {
