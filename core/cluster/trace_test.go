@@ -81,7 +81,9 @@ func TestTraceFollowsADeployment(t *testing.T) {
 	step("and creates the pod", is(trace.Request, "replicaset-controller", trace.APIServer, "create", "pods", ""))
 	step("which is written", is(trace.Write, trace.APIServer, trace.Etcd, "put", "pods", pod.Name))
 	step("the scheduler sees it", is(trace.Watch, trace.APIServer, "kube-scheduler", "ADDED", "pods", pod.Name))
-	d := step("and decides", func(h trace.Hop) bool { return h.Kind == trace.Decision && h.From == "kube-scheduler" && h.Name == pod.Name })
+	d := step("and decides", func(h trace.Hop) bool {
+		return h.Kind == trace.Decision && h.From == "kube-scheduler" && h.Name == pod.Name
+	})
 	if !strings.HasPrefix(d.Detail, pod.Spec.NodeName+" (") {
 		t.Errorf("the decision %q does not name %s", d.Detail, pod.Spec.NodeName)
 	}
