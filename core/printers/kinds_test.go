@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,6 +54,7 @@ func moreGoldenCases() []goldenCase {
 		{"jobs", &batchv1.JobList{}, jobs()},
 		{"cronjobs", &batchv1.CronJobList{}, cronJobs()},
 		{"events-v1", &eventsv1.EventList{}, eventsV1()},
+		{"poddisruptionbudgets", &policyv1.PodDisruptionBudgetList{}, podDisruptionBudgets()},
 	}
 }
 
@@ -243,4 +245,19 @@ func eventsV1() []runtime.Object {
 		DeprecatedFirstTimestamp: ago(2 * time.Minute), DeprecatedLastTimestamp: ago(2 * time.Minute),
 	}
 	return []runtime.Object{created, series, legacy}
+}
+
+func podDisruptionBudgets() []runtime.Object {
+	budget := func(name string, age time.Duration, minAvailable, maxUnavailable *intstr.IntOrString, allowed int32) *policyv1.PodDisruptionBudget {
+		return &policyv1.PodDisruptionBudget{ObjectMeta: om(name, age),
+			Spec:   policyv1.PodDisruptionBudgetSpec{MinAvailable: minAvailable, MaxUnavailable: maxUnavailable},
+			Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: allowed}}
+	}
+	two, half, zero := intstr.FromInt32(2), intstr.FromString("50%"), intstr.FromInt32(0)
+	return []runtime.Object{
+		budget("web", 5*time.Minute, &two, nil, 1),
+		budget("db", 2*time.Hour, nil, &zero, 0),
+		budget("cache", 30*time.Second, &half, nil, 3),
+		budget("anything-goes", 26*time.Hour, nil, nil, 0),
+	}
 }

@@ -12,8 +12,8 @@
 // (event.go), services, endpoints and endpointslices (service.go),
 // configmaps, secrets, serviceaccounts, leases and priorityclasses
 // (config.go), deployments, replicasets, daemonsets and statefulsets
-// (apps.go), jobs and cronjobs (batch.go). Any other object gets the default
-// NAME / CREATED AT columns.
+// (apps.go), jobs and cronjobs (batch.go), poddisruptionbudgets (policy.go).
+// Any other object gets the default NAME / CREATED AT columns.
 //
 // Like kube-apiserver (which generates tables with Wide: true), a row always
 // carries every column; columns with Priority 1 are the ones kubectl draws

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -372,6 +373,7 @@ func TestColumns(t *testing.T) {
 		{&appsv1.StatefulSet{}, "Name Ready Age", "Containers Images"},
 		{&batchv1.Job{}, "Name Status Completions Duration Age", "Containers Images Selector"},
 		{&batchv1.CronJob{}, "Name Schedule Timezone Suspend Active Last-Schedule Age", "Containers Images Selector"},
+		{&policyv1.PodDisruptionBudget{}, "Name Min-Available Max-Unavailable Allowed-Disruptions Age", ""},
 	}
 	for _, tc := range cases {
 		table, err := ToTable(tc.obj, now)

@@ -6,6 +6,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -35,6 +36,7 @@ func Default(cfg Config) (*Registry, error) {
 //	                       configmaps secrets serviceaccounts
 //	apps/v1                deployments replicasets daemonsets statefulsets
 //	batch/v1               jobs cronjobs
+//	policy/v1              poddisruptionbudgets
 //	discovery.k8s.io/v1    endpointslices
 //	events.k8s.io/v1       events (the core/v1 events, another shape)
 //	coordination.k8s.io/v1 leases
@@ -158,6 +160,14 @@ func DefaultResources() []*Resource {
 			New:      func() runtime.Object { return &batchv1.CronJob{} },
 			NewList:  func() runtime.Object { return &batchv1.CronJobList{} },
 			Strategy: cronJobStrategy{},
+		},
+		{
+			Group: policyv1.GroupName, Version: "v1", Kind: "PodDisruptionBudget", Resource: "poddisruptionbudgets", Singular: "poddisruptionbudget",
+			Namespaced: true, ShortNames: []string{"pdb"},
+			KeyPrefix: "/registry/poddisruptionbudgets", Subresources: []string{"status"},
+			New:      func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
+			NewList:  func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
+			Strategy: podDisruptionBudgetStrategy{},
 		},
 		{
 			Group: discoveryv1.GroupName, Version: "v1", Kind: "EndpointSlice", Resource: "endpointslices", Singular: "endpointslice",
