@@ -38,6 +38,7 @@ import (
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/deployment"
+	"github.com/kubetab/kubetab/core/controller/disruption"
 	"github.com/kubetab/kubetab/core/controller/endpoint"
 	"github.com/kubetab/kubetab/core/controller/endpointslice"
 	"github.com/kubetab/kubetab/core/controller/garbagecollector"
@@ -45,6 +46,7 @@ import (
 	"github.com/kubetab/kubetab/core/controller/namespace"
 	"github.com/kubetab/kubetab/core/controller/nodelifecycle"
 	"github.com/kubetab/kubetab/core/controller/nodelifecycle/tainteviction"
+	"github.com/kubetab/kubetab/core/controller/podgc"
 	"github.com/kubetab/kubetab/core/controller/replicaset"
 	"github.com/kubetab/kubetab/core/kubelet"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
@@ -189,7 +191,8 @@ func (c *Cluster) Start(ctx context.Context) error {
 		return err
 	}
 	// The rest of kube-controller-manager: namespace, node lifecycle and
-	// taint eviction, Job, Endpoints and EndpointSlice controllers.
+	// taint eviction, Job, Endpoints and EndpointSlice, disruption (the
+	// PodDisruptionBudgets' status) and pod GC controllers.
 	nsc, err := namespace.New(namespace.Config{Client: c.Client(namespace.Component), Clock: clk})
 	if err != nil {
 		return err
@@ -214,7 +217,15 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	runners = append(runners, nsc, nlc, tec, jc, epc, esc)
+	dsc, err := disruption.New(disruption.Config{Client: c.Client(disruption.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	pgc, err := podgc.New(podgc.Config{Client: c.Client(podgc.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc)
 	sched, err := scheduler.New(scheduler.Config{Client: c.Client("kube-scheduler"), Clock: clk})
 	if err != nil {
 		return err

@@ -1,14 +1,19 @@
 package kubectl
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
 // newDrainCommand is `kubectl drain NODE` (upstream pkg/cmd/drain and
@@ -16,6 +21,9 @@ import (
 // the pods/eviction subresource (which respects disruption budgets, unlike a
 // delete) and wait for them to go. Their controllers create replacements,
 // which the scheduler places on other nodes, since this one is cordoned.
+// An eviction a PodDisruptionBudget refuses (429) is tried again every 5
+// seconds, so the drain goes as fast as the budget lets it: with
+// minAvailable 2 of 3, one pod at a time, each once its replacement is Ready.
 func (s *session) newDrainCommand() *cobra.Command {
 	var force, ignoreDaemonSets, deleteEmptyDir bool
 	var gracePeriod int
@@ -98,30 +106,10 @@ func (s *session) newDrainCommand() *cobra.Command {
 			if len(daemons) > 0 {
 				fmt.Fprintf(s.errOut(), "Warning: ignoring DaemonSet-managed Pods: %s\n", strings.Join(daemons, ", "))
 			}
-			deadline := time.Now().Add(365 * 24 * time.Hour)
-			if timeout > 0 {
-				deadline = time.Now().Add(timeout)
-			}
-			for _, p := range evict {
-				ns, name := nestedString(p, "metadata", "namespace"), nestedString(p, "metadata", "name")
-				fmt.Fprintf(s.out(), "evicting pod %s/%s\n", ns, name)
-				ev := map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": name, "namespace": ns}}
-				if gracePeriod >= 0 {
-					ev["deleteOptions"] = map[string]any{"gracePeriodSeconds": gracePeriod}
-				}
-				body, _ := json.Marshal(ev)
-				resp, err := s.client.do(s.ctx, request{method: http.MethodPost, path: pods.path(ns, name, "eviction"), body: body, contentType: "application/json"})
-				if err != nil {
-					return fmt.Errorf("error when evicting pods/%q -n %q (will retry after 5s): %w", name, ns, err)
-				}
-				resp.Body.Close()
-			}
-			for _, p := range evict {
-				ns, name := nestedString(p, "metadata", "namespace"), nestedString(p, "metadata", "name")
-				if err := s.waitDeleted(pods, ns, name, nestedString(p, "metadata", "uid"), deadline); err != nil {
-					return fmt.Errorf("error when waiting for pod %q in namespace %q to terminate: %w", name, ns, err)
-				}
-				fmt.Fprintf(s.out(), "pod/%s evicted\n", name)
+			if err := s.evictPods(pods, evict, gracePeriod, timeout); err != nil {
+				fmt.Fprintf(s.errOut(), "error: unable to drain node %q due to error: %s, continuing command...\n", node, err)
+				fmt.Fprintf(s.errOut(), "There are pending nodes to be drained:\n %s\n", node)
+				return err
 			}
 			fmt.Fprintf(s.out(), "node/%s drained\n", node)
 			return nil
@@ -156,4 +144,91 @@ func hasEmptyDir(p map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// drainRetryInterval is how long drain waits after an eviction answered
+// 429 TooManyRequests (upstream sleeps 5 seconds).
+const drainRetryInterval = 5 * time.Second
+
+// evictPods is upstream's Helper.evictPods: each pod in its own goroutine
+// is evicted, tried again while the API server answers 429 (a disruption
+// budget says not now), and then waited for until it is gone. A pod already
+// gone counts as evicted. A non-negative gracePeriod overrides the pods'
+// own; timeout bounds the whole (0: no bound).
+func (s *session) evictPods(pods apiResource, evict []map[string]any, gracePeriod int, timeout time.Duration) error {
+	ctx, cancel := context.WithCancel(s.ctx)
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(s.ctx, timeout)
+	}
+	defer cancel()
+	globalTimeout := "2562047h47m16.854775807s" // upstream's time.Duration(math.MaxInt64)
+	if timeout > 0 {
+		globalTimeout = timeout.String()
+	}
+	// The goroutines share the command's streams.
+	var mu sync.Mutex
+	printf := func(w io.Writer, format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, format, args...)
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(365 * 24 * time.Hour)
+	}
+	errs := make([]error, len(evict))
+	var wg sync.WaitGroup
+	for i, p := range evict {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ns, name := nestedString(p, "metadata", "namespace"), nestedString(p, "metadata", "name")
+			ev := map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": name, "namespace": ns}}
+			if gracePeriod >= 0 {
+				ev["deleteOptions"] = map[string]any{"gracePeriodSeconds": gracePeriod}
+			}
+			body, _ := json.Marshal(ev)
+			for {
+				printf(s.out(), "evicting pod %s/%s\n", ns, name)
+				if ctx.Err() != nil {
+					errs[i] = fmt.Errorf("error when evicting pods/%q -n %q: global timeout reached: %v", name, ns, globalTimeout)
+					return
+				}
+				resp, err := s.client.do(ctx, request{method: http.MethodPost, path: pods.path(ns, name, "eviction"), body: body, contentType: "application/json"})
+				if err == nil {
+					resp.Body.Close()
+					break
+				}
+				if apierrors.IsNotFound(err) {
+					return // gone already
+				}
+				if ctx.Err() != nil {
+					errs[i] = fmt.Errorf("error when evicting pods/%q -n %q: global timeout reached: %v", name, ns, globalTimeout)
+					return
+				}
+				if !apierrors.IsTooManyRequests(err) {
+					errs[i] = fmt.Errorf("error when evicting pods/%q -n %q: %v", name, ns, err)
+					return
+				}
+				printf(s.errOut(), "error when evicting pods/%q -n %q (will retry after 5s): %v\n", name, ns, err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(drainRetryInterval):
+				}
+			}
+			if err := s.waitDeleted(pods, ns, name, nestedString(p, "metadata", "uid"), deadline); err != nil {
+				errs[i] = fmt.Errorf("error when waiting for pod %q in namespace %q to terminate: %v", name, ns, err)
+				return
+			}
+			printf(s.out(), "pod/%s evicted\n", name)
+		}()
+	}
+	wg.Wait()
+	var failed []error
+	for _, err := range errs {
+		if err != nil {
+			failed = append(failed, err)
+		}
+	}
+	return utilerrors.NewAggregate(failed)
 }
