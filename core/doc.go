@@ -36,8 +36,10 @@
 //
 // And around that path:
 //
-//   - controller/namespace, nodelifecycle (with tainteviction), job, endpoint
-//     and endpointslice: the rest of the controller manager.
+//   - controller/namespace, nodelifecycle (with tainteviction), job, endpoint,
+//     endpointslice, disruption (PodDisruptionBudgets' status, which
+//     evictions and `kubectl drain` respect) and podgc: the rest of the
+//     controller manager.
 //   - proxy: kube-proxy, one per node: Service virtual IPs and NodePorts to
 //     ready endpoints; dns: the cluster DNS (CoreDNS's records); curl: the
 //     console's curl over that network.
