@@ -115,14 +115,14 @@ func TestAddImage(t *testing.T) {
 	}
 
 	// It runs: a pod pulls it from the registry and its log is the module's.
-	c = typeLine(t, ctx, "kubectl create deployment mine --image=mine:latest", 60*time.Second)
-	if *c.Code != 0 {
-		t.Fatalf("create deployment: code %d, output %q", *c.Code, c.Output)
+	c = typeLine(t, ctx, "kubectl run mine --image=mine:latest", 60*time.Second)
+	if *c.Code != 0 || !strings.Contains(c.Output, "pod/mine created") {
+		t.Fatalf("kubectl run: code %d, output %q", *c.Code, c.Output)
 	}
-	var pods []string
+	pods := []string{"mine"}
 	for deadline := time.Now().Add(90 * time.Second); ; {
-		c = typeLine(t, ctx, "kubectl get pods -l app=mine", 60*time.Second)
-		if pods = runningPods(c.Output, "mine-"); len(pods) == 1 {
+		c = typeLine(t, ctx, "kubectl get pods mine", 60*time.Second)
+		if len(runningPods(c.Output, "mine")) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -130,9 +130,9 @@ func TestAddImage(t *testing.T) {
 		}
 		waitJS(t, ctx, "a moment", `new Promise(r => setTimeout(() => r(true), 250))`, 10*time.Second)
 	}
-	c = typeLine(t, ctx, "kubectl logs "+pods[0], 60*time.Second)
-	if *c.Code != 0 || !strings.Contains(c.Output, "Hello from "+pods[0]) {
-		t.Errorf("kubectl logs %s: code %d, output %q", pods[0], *c.Code, c.Output)
+	c = typeLine(t, ctx, "kubectl logs mine", 60*time.Second)
+	if *c.Code != 0 || !strings.Contains(c.Output, "Hello from mine") {
+		t.Errorf("kubectl logs mine: code %d, output %q", *c.Code, c.Output)
 	}
 	c = typeLine(t, ctx, "kubectl get events --field-selector involvedObject.name="+pods[0], 60*time.Second)
 	if !strings.Contains(c.Output, `"mine:latest"`) {
