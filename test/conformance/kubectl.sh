@@ -252,6 +252,16 @@ EOF
   KUBECTL=$work/in-tty check "exec -it (no terminals)" 1 'Error from server \(BadRequest\): kubetab cannot allocate a TTY' -- exec -it exec-target -- hello --ticks=0 </dev/null
 fi
 
+# --- PodDisruptionBudgets: the disruption controller's status, and drain
+# (through pods/eviction) held back by the budget ---
+check "create pdb" 0 '^poddisruptionbudget.policy/exec-pdb created$' -- create pdb exec-pdb --selector=run=exec-target --min-available=1
+until_ok 30 "pdb status: 1 healthy of min 1 allows 0" '^exec-pdb +1 +N/A +0 ' -- get pdb exec-pdb
+node=$("$KUBECTL" get pod exec-target -o jsonpath='{.spec.nodeName}')
+check "drain held back by the pdb" 1 'Cannot evict pod as it would violate the pod.s disruption budget' -- drain "$node" --force --timeout=3s
+check "uncordon after the drain" 0 "^node/$node uncordoned\$" -- uncordon "$node"
+check "the pod is still there" 0 '^exec-target +1/1 +Running' -- get pod exec-target
+check "delete pdb" 0 '^poddisruptionbudget.policy "exec-pdb" deleted' -- delete pdb exec-pdb
+
 echo
 echo "kubectl conformance: $passed passed, $failed failed"
 [ "$failed" = 0 ]
