@@ -3,6 +3,7 @@ package deployment_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -113,6 +114,19 @@ func waitCondition(t *testing.T, e *controllertest.Env, name string, ct appsv1.D
 			return false, "no condition"
 		}
 		return c.Status == status && c.Reason == reason && c.Message == message,
+			fmt.Sprintf("%s %s %q", c.Status, c.Reason, c.Message)
+	})
+}
+
+// waitConditionOneOf is waitCondition with any of messages.
+func waitConditionOneOf(t *testing.T, e *controllertest.Env, name string, ct appsv1.DeploymentConditionType, status corev1.ConditionStatus, reason string, messages ...string) {
+	t.Helper()
+	e.Eventually(fmt.Sprintf("%s=%s (%s)", ct, status, reason), func() (bool, string) {
+		c := condition(get(t, e, name), ct)
+		if c == nil {
+			return false, "no condition"
+		}
+		return c.Status == status && c.Reason == reason && slices.Contains(messages, c.Message),
 			fmt.Sprintf("%s %s %q", c.Status, c.Reason, c.Message)
 	})
 }
@@ -327,7 +341,18 @@ func TestRollout(t *testing.T) {
 				t.Fatalf("the new template hashes like the old one: %s", newName)
 			}
 			d := waitStatus(t, e, "web", appsv1.DeploymentStatus{Replicas: 4, UpdatedReplicas: 4, ReadyReplicas: 4, AvailableReplicas: 4})
-			waitCondition(t, e, "web", appsv1.DeploymentProgressing, corev1.ConditionTrue, "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", newName))
+			if tc.recreate {
+				// Upstream's syncRolloutStatus estimates progress only while
+				// Replicas != UpdatedReplicas. When the old ReplicaSet's status
+				// drops from 4 to 0 in one update (its pods all deleted at
+				// once), a Recreate rollout never shows that: the condition
+				// keeps NewReplicaSetAvailable and its message, which may still
+				// name the old ReplicaSet. kubetab does the same.
+				waitConditionOneOf(t, e, "web", appsv1.DeploymentProgressing, corev1.ConditionTrue, "NewReplicaSetAvailable",
+					fmt.Sprintf("ReplicaSet %q has successfully progressed.", newName), fmt.Sprintf("ReplicaSet %q has successfully progressed.", oldName))
+			} else {
+				waitCondition(t, e, "web", appsv1.DeploymentProgressing, corev1.ConditionTrue, "NewReplicaSetAvailable", fmt.Sprintf("ReplicaSet %q has successfully progressed.", newName))
+			}
 			e.Eventually("old replica set at 0", func() (bool, string) {
 				old, cur := rsByName(e, oldName), rsByName(e, newName)
 				return old != nil && cur != nil && *old.Spec.Replicas == 0 && old.Status.Replicas == 0 && *cur.Spec.Replicas == 4,
