@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/internal/podutil"
 )
 
 // evict serves POST pods/{name}/eviction (upstream:
@@ -253,7 +254,7 @@ func (s *Server) addConditionAndDeletePod(ctx context.Context, pods *registry.St
 				return apierrors.NewConflict(gr, name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, pod.ResourceVersion))
 			}
 		}
-		if setPodCondition(&pod.Status, corev1.PodCondition{
+		if podutil.UpdatePodCondition(&pod.Status, corev1.PodCondition{
 			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
 			Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting",
 		}, s.reg.Clock().Now()) {
@@ -381,26 +382,4 @@ func isPodReady(pod *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// setPodCondition is upstream's podutil.UpdatePodCondition: it adds or
-// replaces the condition of c's type, keeps the transition time when the
-// status is unchanged, and reports whether anything changed.
-func setPodCondition(status *corev1.PodStatus, c corev1.PodCondition, now time.Time) bool {
-	c.LastTransitionTime = metav1.NewTime(now.Truncate(time.Second))
-	for i := range status.Conditions {
-		old := &status.Conditions[i]
-		if old.Type != c.Type {
-			continue
-		}
-		if old.Status == c.Status {
-			c.LastTransitionTime = old.LastTransitionTime
-		}
-		same := old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message &&
-			old.LastProbeTime.Equal(&c.LastProbeTime) && old.LastTransitionTime.Equal(&c.LastTransitionTime)
-		*old = c
-		return !same
-	}
-	status.Conditions = append(status.Conditions, c)
-	return true
 }

@@ -8,9 +8,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/kubetab/kubetab/core/internal/podutil"
 	"github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 	"github.com/kubetab/kubetab/core/scheduler/framework"
 	"github.com/kubetab/kubetab/core/scheduler/internal/yield"
@@ -452,7 +452,7 @@ func truncateMessage(msg string) string {
 func (s *Scheduler) updatePodScheduledCondition(ctx context.Context, pod *v1.Pod, cond *v1.PodCondition, nominating *string) {
 	for range 3 {
 		cp := pod.DeepCopy()
-		changed := updatePodCondition(&cp.Status, cond, metav1.NewTime(s.clock.Now()))
+		changed := podutil.UpdatePodCondition(&cp.Status, *cond, s.clock.Now())
 		if nominating != nil && cp.Status.NominatedNodeName != *nominating {
 			cp.Status.NominatedNodeName = *nominating
 			changed = true
@@ -470,29 +470,6 @@ func (s *Scheduler) updatePodScheduledCondition(ctx context.Context, pod *v1.Pod
 		}
 		pod = fresh
 	}
-}
-
-// updatePodCondition sets cond in status, keeping the transition time when
-// the condition's status did not change; it reports whether anything
-// changed (upstream: pkg/api/v1/pod UpdatePodCondition).
-func updatePodCondition(status *v1.PodStatus, cond *v1.PodCondition, now metav1.Time) bool {
-	c := *cond
-	c.LastTransitionTime = now
-	for i := range status.Conditions {
-		old := &status.Conditions[i]
-		if old.Type != c.Type {
-			continue
-		}
-		if old.Status == c.Status {
-			c.LastTransitionTime = old.LastTransitionTime
-		}
-		equal := old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message &&
-			old.LastProbeTime.Equal(&c.LastProbeTime) && old.LastTransitionTime.Equal(&c.LastTransitionTime)
-		*old = c
-		return !equal
-	}
-	status.Conditions = append(status.Conditions, c)
-	return true
 }
 
 // traceDecision records the outcome of a scheduling cycle in the trace

@@ -59,6 +59,7 @@ import (
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
+	"github.com/kubetab/kubetab/core/internal/podutil"
 )
 
 const (
@@ -385,7 +386,7 @@ func (dc *Controller) nonTerminatingPodHasStaleDisruptionCondition(pod *corev1.P
 	if pod.DeletionTimestamp != nil {
 		return false, 0
 	}
-	c := controller.GetPodCondition(&pod.Status, corev1.DisruptionTarget)
+	c := podutil.GetPodCondition(&pod.Status, corev1.DisruptionTarget)
 	if c == nil || c.Status != corev1.ConditionTrue || c.Reason == corev1.PodReasonTerminationByKubelet || controller.IsPodTerminal(pod) {
 		return false, 0
 	}
@@ -408,7 +409,7 @@ func (dc *Controller) syncStalePodDisruption(ctx context.Context, key string) er
 		return nil
 	}
 	newPod := pod.DeepCopy()
-	if !controller.UpdatePodCondition(&newPod.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionFalse}, dc.clock.Now()) {
+	if !podutil.UpdatePodCondition(&newPod.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionFalse}, dc.clock.Now()) {
 		return nil
 	}
 	_, err := dc.client.Pods().UpdateStatus(ctx, newPod)

@@ -111,7 +111,9 @@ func TestBudgetStatus(t *testing.T) {
 
 	half := intstr.FromString("50%")
 	controllertest.Update(e, func() (*policyv1.PodDisruptionBudget, error) { return pdbs(e).Get(e.Ctx, "default", "web") },
-		func(p *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) { return pdbs(e).Update(e.Ctx, p) },
+		func(p *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
+			return pdbs(e).Update(e.Ctx, p)
+		},
 		func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable, p.Spec.MaxUnavailable = nil, &half })
 	// maxUnavailable 50% of the Deployment's 3: ⌈1.5⌉ = 2 may go, 1 must stay.
 	waitStatus(t, e, "expected=3 desired=1 current=2 allowed=1 disrupted=0 observed=2/2 True/SufficientPods")
@@ -130,7 +132,9 @@ func TestDisruptedPodsExpire(t *testing.T) {
 
 	// What the eviction API writes (core/apiserver/eviction.go).
 	controllertest.Update(e, func() (*policyv1.PodDisruptionBudget, error) { return pdbs(e).Get(e.Ctx, "default", "web") },
-		func(p *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) { return pdbs(e).UpdateStatus(e.Ctx, p) },
+		func(p *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
+			return pdbs(e).UpdateStatus(e.Ctx, p)
+		},
 		func(p *policyv1.PodDisruptionBudget) {
 			p.Status.DisruptionsAllowed = 0
 			p.Status.DisruptedPods = map[string]metav1.Time{"web-1": metav1.NewTime(e.Clock.Now())}

@@ -46,6 +46,7 @@ import (
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 	"github.com/kubetab/kubetab/core/eventloop"
+	"github.com/kubetab/kubetab/core/internal/podutil"
 )
 
 const (
@@ -293,7 +294,7 @@ func (gcc *Controller) markFailedAndDeletePod(ctx context.Context, pod *corev1.P
 		}
 		latest.Status.Phase = corev1.PodFailed
 		if cond != nil {
-			controller.UpdatePodCondition(&latest.Status, *cond, gcc.clock.Now())
+			podutil.UpdatePodCondition(&latest.Status, *cond, gcc.clock.Now())
 		}
 		if _, err := gcc.client.Pods().UpdateStatus(ctx, latest); err != nil {
 			if apierrors.IsNotFound(err) {
