@@ -7,9 +7,12 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/template"
 
 	"sigs.k8s.io/yaml"
+
+	// gotemplate is text/template without method calls, which keeps the
+	// browser build 1.9 MB (gzip) smaller; see its package comment.
+	"github.com/kubetab/kubetab/core/kubectl/internal/gotemplate"
 )
 
 // getOutputFormats is what `kubectl get -o` accepts, as upstream lists it.
@@ -60,7 +63,7 @@ type objectPrinter struct {
 	format  string // json yaml name jsonpath go-template custom-columns
 	raw     string // the template as given
 	jp      *jsonPath
-	tmpl    *template.Template
+	tmpl    *gotemplate.Template
 	columns []customColumn
 
 	noHeaders     bool
@@ -116,7 +119,7 @@ func newObjectPrinter(output string, o printerOptions) (*objectPrinter, error) {
 		if arg == "" {
 			return nil, fmt.Errorf("template format specified but no template given")
 		}
-		t, err := template.New("output").Funcs(template.FuncMap{"exists": templateExists, "base64decode": base64decode}).Parse(arg)
+		t, err := gotemplate.New("output").Funcs(gotemplate.FuncMap{"exists": templateExists, "base64decode": base64decode}).Parse(arg)
 		if err != nil {
 			return nil, fmt.Errorf("error parsing template %s, %v", arg, err)
 		}
