@@ -239,6 +239,14 @@ func (jm *Controller) addPod(pod *corev1.Pod) {
 	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 		j := jm.resolveControllerRef(pod.Namespace, ref)
 		if j == nil {
+			// Its Job is gone: if this informer saw the pod only after the
+			// Job's deletion, deleteJob did not queue it, and nothing else
+			// would remove its tracking finalizer (upstream relies on the
+			// garbage collector deleting the pod, which then goes through
+			// deletePod; kubetab queues it now).
+			if hasJobTrackingFinalizer(pod) && ref.Kind == controllerKind.Kind {
+				jm.orphanQueue.Add(client.Key(pod))
+			}
 			return
 		}
 		jm.expectations.CreationObserved(client.Key(j))
@@ -275,6 +283,9 @@ func (jm *Controller) updatePod(old, cur *corev1.Pod) {
 	if curRef != nil {
 		j := jm.resolveControllerRef(cur.Namespace, curRef)
 		if j == nil {
+			if !finalizerRemoved && curRef.Kind == controllerKind.Kind {
+				jm.orphanQueue.Add(client.Key(cur)) // as in addPod
+			}
 			return
 		}
 		if isJobFinished(j) && !finalizerRemoved {
