@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -158,15 +159,28 @@ func TestDrainHonoursDisruptionBudget(t *testing.T) {
 	// knows: otherwise the first replacement may still be bound to node-1
 	// by a scheduler whose cache has not seen the cordon yet.
 	must("cordon node-1")
-	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "hello"}}}}
-	if _, err := cl.Pods().Create(ctx, probe); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 60*time.Second, "the probe pod unschedulable on both nodes", func() (bool, string) {
-		p, err := cl.Pods().Get(ctx, "default", "probe")
+	// A probe pod tells when the scheduler has seen the cordon: once it is
+	// Unschedulable on both nodes. A probe bound before the cordon reached
+	// the scheduler proves nothing: it is deleted and another one tried.
+	probes := 0
+	eventually(t, 60*time.Second, "a probe pod unschedulable on both nodes", func() (bool, string) {
+		name := fmt.Sprintf("probe-%d", probes)
+		p, err := cl.Pods().Get(ctx, "default", name)
+		if apierrors.IsNotFound(err) {
+			probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "hello"}}}}
+			_, err = cl.Pods().Create(ctx, probe)
+			return false, fmt.Sprint("created ", name, err)
+		}
 		if err != nil {
 			return false, err.Error()
+		}
+		if p.Spec.NodeName != "" {
+			if err := cl.Pods().Delete(ctx, "default", name, nil); err != nil {
+				t.Fatal(err)
+			}
+			probes++
+			return false, name + " was bound to " + p.Spec.NodeName + " before the scheduler saw the cordon"
 		}
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodScheduled {
@@ -175,7 +189,7 @@ func TestDrainHonoursDisruptionBudget(t *testing.T) {
 		}
 		return false, "not tried yet"
 	})
-	if err := cl.Pods().Delete(ctx, "default", "probe", nil); err != nil {
+	if err := cl.Pods().Delete(ctx, "default", fmt.Sprintf("probe-%d", probes), nil); err != nil {
 		t.Fatal(err)
 	}
 
