@@ -65,34 +65,34 @@ func run() error {
 		return err
 	}
 	transport := kubectl.InProcessTransport(api)
-	shell.Register("kubectl", func(ctx context.Context, args []string, s console.Streams) int {
+	shell.Register("kubectl", "control the cluster: get, create, apply, logs, exec ... (the real kubectl's commands)", func(ctx context.Context, args []string, s console.Streams) int {
 		return kubectl.Run(ctx, args, kubectl.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut}, transport)
 	})
 	network, err := c.ConsoleTransport() // curl on node-1, names resolved as from namespace default
 	if err != nil {
 		return err
 	}
-	shell.Register("curl", func(ctx context.Context, args []string, s console.Streams) int {
+	shell.Register("curl", "send an HTTP request through the cluster's network (Services, cluster DNS, pod IPs)", func(ctx context.Context, args []string, s console.Streams) int {
 		return curl.Run(ctx, curl.Config{Transport: network}, args, curl.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut})
 	})
 	// etcdctl get /registry/pods --prefix --keys-only: the store as it is
 	// (read-only: writes go through the API server).
-	shell.Register("etcdctl", func(ctx context.Context, args []string, s console.Streams) int {
+	shell.Register("etcdctl", "read the store behind the API server (get, watch, endpoint status)", func(ctx context.Context, args []string, s console.Streams) int {
 		return etcdctl.Run(ctx, args, etcdctl.IOStreams{In: s.In, Out: s.Out, ErrOut: s.ErrOut}, c.Store)
 	})
 	// trace web: every hop of the requests about web and what it made, from
 	// kubectl through the API server, etcd, the controllers and the
 	// scheduler to the kubelet's CNI and CRI calls.
-	shell.Register("trace", func(ctx context.Context, args []string, s console.Streams) int {
+	shell.Register("trace", "show every hop of requests: kubectl, API server, etcd, controllers, scheduler, kubelet", func(ctx context.Context, args []string, s console.Streams) int {
 		return trace.Run(ctx, c.Trace, args, trace.IOStreams{Out: s.Out, ErrOut: s.ErrOut})
 	})
 	// ssh NODE systemctl stop|start kubelet: a node failure, for the node
 	// lifecycle lesson.
-	shell.Register("ssh", func(ctx context.Context, args []string, s console.Streams) int {
+	shell.Register("ssh", "stop or start a node's kubelet (ssh node-2 systemctl stop kubelet)", func(ctx context.Context, args []string, s console.Streams) int {
 		return ssh.Run(ctx, c, args, ssh.IOStreams{Out: s.Out, ErrOut: s.ErrOut})
 	})
 	// images: the registry's catalog, a learner's own modules included.
-	shell.Register("images", func(ctx context.Context, args []string, s console.Streams) int {
+	shell.Register("images", "list the images the kubelets can pull, yours included", func(ctx context.Context, args []string, s console.Streams) int {
 		if len(args) > 0 {
 			fmt.Fprintln(s.ErrOut, "usage: images (lists the images pods can run; add your own .wasm in the page's Images panel)")
 			return console.ExitUsage

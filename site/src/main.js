@@ -121,7 +121,7 @@ function welcome() {
   term.write(`\x1b[1mkubetab\x1b[0m — ${wrap(t('tagline'), cols - 10)}\r\n`);
   term.write(`${dim(wrap(t('console.welcome'), cols))}\r\n\r\n`);
   term.write(`${t('console.try')}\r\n`);
-  for (const ex of ['kubectl get nodes', 'kubectl create deployment web --image=hello --replicas=3', 'kubectl get pods -w']) {
+  for (const ex of ['kubectl get nodes', 'kubectl create deployment web --image=hello --replicas=3', 'kubectl get pods -w', 'trace web', 'help']) {
     term.write(`  \x1b[38;5;75m${ex}\x1b[0m\r\n`);
   }
   term.write(`${dim(wrap(t('console.keys'), cols))}\r\n\r\n`);

@@ -345,6 +345,14 @@ func TestConsole(t *testing.T) {
 		t.Error("the terminal does not show ^C")
 	}
 
+	// help lists the console's commands.
+	c = typeLine(t, ctx, "help", 30*time.Second)
+	for _, want := range []string{"kubectl", "etcdctl", "trace", "curl", "ssh", "images"} {
+		if *c.Code != 0 || !strings.Contains(c.Output, "  "+want+" ") {
+			t.Errorf("help: code %d, no %q in %q", *c.Code, want, c.Output)
+		}
+	}
+
 	// The store behind the API server, as etcdctl shows it.
 	c = typeLine(t, ctx, "etcdctl get /registry/namespaces --prefix --keys-only", 60*time.Second)
 	if *c.Code != 0 || !strings.Contains(c.Output, "/registry/namespaces/default") {

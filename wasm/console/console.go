@@ -11,7 +11,12 @@
 // Only commands registered with Register exist; anything else answers
 // "<word>: command not found" with exit code 127, like bash. kubectl is the
 // first command; later ones (a lesson's "check", "etcdctl get /registry/...")
-// are one Register call each.
+// are one Register call each, with a line of summary that the shell's one
+// builtin, help, lists:
+//
+//	$ help
+//	curl      send an HTTP request through the cluster's network
+//	kubectl   ...
 //
 // Cancelling the context passed to Run is the terminal's Ctrl-C: it ends a
 // `kubectl get pods -w` or `kubectl logs -f`.
@@ -54,8 +59,9 @@ type Config struct {
 // Shell looks up and runs commands. Register every command before the first
 // Run; Run itself is safe to call from several goroutines.
 type Shell struct {
-	split    func(string) ([]string, error)
-	commands map[string]Command
+	split     func(string) ([]string, error)
+	commands  map[string]Command
+	summaries map[string]string
 }
 
 // New returns a shell with no commands.
@@ -63,12 +69,14 @@ func New(conf Config) (*Shell, error) {
 	if conf.Split == nil {
 		return nil, errors.New("console: Config.Split is required")
 	}
-	return &Shell{split: conf.Split, commands: map[string]Command{}}, nil
+	return &Shell{split: conf.Split, commands: map[string]Command{}, summaries: map[string]string{}}, nil
 }
 
-// Register adds a command under name, replacing any command of that name.
-func (s *Shell) Register(name string, cmd Command) {
+// Register adds a command under name, replacing any command of that name;
+// summary is its line in help.
+func (s *Shell) Register(name, summary string, cmd Command) {
 	s.commands[name] = cmd
+	s.summaries[name] = summary
 }
 
 // Commands lists the registered command names in order.
@@ -95,10 +103,40 @@ func (s *Shell) Run(ctx context.Context, line string, streams Streams) int {
 	if len(words) == 0 {
 		return ExitOK
 	}
+	if words[0] == "help" {
+		return s.help(ctx, words[1:], streams)
+	}
 	cmd, ok := s.commands[words[0]]
 	if !ok {
 		fmt.Fprintf(streams.ErrOut, "%s: command not found\n", words[0])
 		return ExitNotFound
 	}
 	return cmd(ctx, words[1:], streams)
+}
+
+// help lists the commands with their summaries; `help NAME` is
+// `NAME --help`.
+func (s *Shell) help(ctx context.Context, args []string, streams Streams) int {
+	switch len(args) {
+	case 0:
+		names := s.Commands()
+		width := 0
+		for _, n := range names {
+			width = max(width, len(n))
+		}
+		fmt.Fprintln(streams.Out, "The commands of this console (help NAME for more):")
+		for _, n := range names {
+			fmt.Fprintf(streams.Out, "  %-*s  %s\n", width, n, s.summaries[n])
+		}
+		return ExitOK
+	case 1:
+		cmd, ok := s.commands[args[0]]
+		if !ok {
+			fmt.Fprintf(streams.ErrOut, "help: no help topics match '%s'.\n", args[0])
+			return 1
+		}
+		return cmd(ctx, []string{"--help"}, streams)
+	}
+	fmt.Fprintln(streams.ErrOut, "help: usage: help [NAME]")
+	return ExitUsage
 }

@@ -23,10 +23,11 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh.Register("kubectl", func(ctx context.Context, args []string, s Streams) int {
+	sh.Register("kubectl", "control the cluster", func(ctx context.Context, args []string, s Streams) int {
 		fmt.Fprintf(s.Out, "args=%q\n", args)
 		return len(args)
 	})
+	sh.Register("trace", "show the hops of requests", func(ctx context.Context, args []string, s Streams) int { return 0 })
 	tests := []struct {
 		line           string
 		wantCode       int
@@ -39,6 +40,10 @@ func TestRun(t *testing.T) {
 		{line: "ls -l", wantCode: ExitNotFound, wantE: "ls: command not found\n"},
 		{line: "kubect get pods", wantCode: ExitNotFound, wantE: "kubect: command not found\n"},
 		{line: `kubectl get "pods`, wantCode: ExitUsage, wantE: "kubetab: unterminated quote\n"},
+		{line: "help", wantCode: 0, wantOut: "The commands of this console (help NAME for more):\n  kubectl  control the cluster\n  trace    show the hops of requests\n"},
+		{line: "help kubectl", wantCode: 1, wantOut: "args=[\"--help\"]\n"},
+		{line: "help ls", wantCode: 1, wantE: "help: no help topics match 'ls'.\n"},
+		{line: "help a b", wantCode: ExitUsage, wantE: "help: usage: help [NAME]\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -50,7 +55,7 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
-	if got := sh.Commands(); len(got) != 1 || got[0] != "kubectl" {
+	if got := sh.Commands(); len(got) != 2 || got[0] != "kubectl" || got[1] != "trace" {
 		t.Errorf("Commands() = %q", got)
 	}
 }
