@@ -86,8 +86,10 @@ type Hop struct {
 	Detail   string // anything else worth a line: a reason, an IP, a node
 }
 
-// DefaultSize is how many hops a Recorder keeps unless told otherwise.
-const DefaultSize = 4096
+// DefaultSize is how many hops a Recorder keeps unless told otherwise:
+// about 3 MB, and a few hundred Deployments' worth of hops. An idle cluster
+// adds one or two a second (leases, node status).
+const DefaultSize = 16384
 
 // Recorder keeps the latest hops. The zero value is not usable; a nil
 // *Recorder records nothing, so components need no checks.
