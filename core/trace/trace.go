@@ -87,7 +87,8 @@ type Hop struct {
 }
 
 // DefaultSize is how many hops a Recorder keeps unless told otherwise:
-// about 3 MB, and a few hundred Deployments' worth of hops. An idle cluster
+// about 3 MB, some thirty three-replica Deployments' worth of hops (about
+// 500 each, watch events included). An idle cluster
 // adds one or two a second (leases, node status).
 const DefaultSize = 16384
 
