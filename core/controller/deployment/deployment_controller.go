@@ -134,30 +134,14 @@ func (dc *Controller) enqueue(d *appsv1.Deployment) { dc.queue.Add(client.Key(d)
 // resolveControllerRef returns the Deployment a controller reference
 // names, if the cache has it with the same UID.
 func (dc *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.Deployment {
-	if ref == nil || ref.Kind != controllerKind.Kind {
-		return nil
-	}
-	d, ok := dc.dInformer.Get(namespace, ref.Name)
-	if !ok || d.UID != ref.UID {
-		return nil
-	}
+	d, _ := controller.ResolveControllerRef(dc.dInformer, controllerKind.Kind, namespace, ref)
 	return d
 }
 
 // deploymentsForReplicaSet returns the Deployments whose selector matches
 // an orphan ReplicaSet.
 func (dc *Controller) deploymentsForReplicaSet(rs *appsv1.ReplicaSet) []*appsv1.Deployment {
-	var out []*appsv1.Deployment
-	for _, d := range dc.dInformer.ByIndex(controller.NamespaceIndex, rs.Namespace) {
-		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-		if err != nil || sel.Empty() {
-			continue
-		}
-		if sel.Matches(labels.Set(rs.Labels)) {
-			out = append(out, d)
-		}
-	}
-	return out
+	return controller.Selecting(dc.dInformer, rs.Namespace, rs.Labels, func(d *appsv1.Deployment) *metav1.LabelSelector { return d.Spec.Selector })
 }
 
 func (dc *Controller) addReplicaSet(rs *appsv1.ReplicaSet) {

@@ -58,7 +58,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
@@ -206,29 +205,13 @@ func (jm *Controller) enqueueBatched(j *batchv1.Job) {
 }
 
 func (jm *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *batchv1.Job {
-	if ref == nil || ref.Kind != controllerKind.Kind {
-		return nil
-	}
-	j, ok := jm.jobInformer.Get(namespace, ref.Name)
-	if !ok || j.UID != ref.UID {
-		return nil
-	}
+	j, _ := controller.ResolveControllerRef(jm.jobInformer, controllerKind.Kind, namespace, ref)
 	return j
 }
 
 // podJobs returns the Jobs whose selector matches an orphan pod.
 func (jm *Controller) podJobs(pod *corev1.Pod) []*batchv1.Job {
-	var out []*batchv1.Job
-	for _, j := range jm.jobInformer.ByIndex(controller.NamespaceIndex, pod.Namespace) {
-		sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
-		if err != nil || sel.Empty() {
-			continue
-		}
-		if sel.Matches(labels.Set(pod.Labels)) {
-			out = append(out, j)
-		}
-	}
-	return out
+	return controller.Selecting(jm.jobInformer, pod.Namespace, pod.Labels, func(j *batchv1.Job) *metav1.LabelSelector { return j.Spec.Selector })
 }
 
 func (jm *Controller) addPod(pod *corev1.Pod) {

@@ -163,30 +163,14 @@ func (rsc *Controller) deleteRS(rs *appsv1.ReplicaSet) {
 // resolveControllerRef returns the ReplicaSet a controller reference names,
 // if the cache has it with the same UID.
 func (rsc *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
-	if ref == nil || ref.Kind != controllerKind.Kind {
-		return nil
-	}
-	rs, ok := rsc.rsInformer.Get(namespace, ref.Name)
-	if !ok || rs.UID != ref.UID {
-		return nil
-	}
+	rs, _ := controller.ResolveControllerRef(rsc.rsInformer, controllerKind.Kind, namespace, ref)
 	return rs
 }
 
 // podReplicaSets returns the ReplicaSets whose selector matches an orphan
 // pod: they may want to adopt it.
 func (rsc *Controller) podReplicaSets(pod *corev1.Pod) []*appsv1.ReplicaSet {
-	var out []*appsv1.ReplicaSet
-	for _, rs := range rsc.rsInformer.ByIndex(controller.NamespaceIndex, pod.Namespace) {
-		sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
-		if err != nil || sel.Empty() {
-			continue // a nil or empty selector matches nothing, not everything
-		}
-		if sel.Matches(labels.Set(pod.Labels)) {
-			out = append(out, rs)
-		}
-	}
-	return out
+	return controller.Selecting(rsc.rsInformer, pod.Namespace, pod.Labels, func(rs *appsv1.ReplicaSet) *metav1.LabelSelector { return rs.Spec.Selector })
 }
 
 func (rsc *Controller) addPod(pod *corev1.Pod) {

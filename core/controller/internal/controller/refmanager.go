@@ -176,3 +176,37 @@ outer:
 	}
 	return out
 }
+
+// ResolveControllerRef returns the object a controller reference names, if
+// it is of kind and the informer holds it with the same UID: a reference to
+// a deleted and recreated namesake resolves to nothing. Upstream every
+// controller has this as its resolveControllerRef.
+func ResolveControllerRef[T Object](inf *client.Informer[T], kind, namespace string, ref *metav1.OwnerReference) (T, bool) {
+	var zero T
+	if ref == nil || ref.Kind != kind {
+		return zero, false
+	}
+	obj, ok := inf.Get(namespace, ref.Name)
+	if !ok || obj.GetUID() != ref.UID {
+		return zero, false
+	}
+	return obj, true
+}
+
+// Selecting returns the objects of the informer in namespace whose selector
+// (read by selector) matches lbls: the controllers that may adopt an orphan
+// with those labels. A nil or empty selector matches nothing, not
+// everything.
+func Selecting[T Object](inf *client.Informer[T], namespace string, lbls map[string]string, selector func(T) *metav1.LabelSelector) []T {
+	var out []T
+	for _, obj := range inf.ByIndex(NamespaceIndex, namespace) {
+		sel, err := metav1.LabelSelectorAsSelector(selector(obj))
+		if err != nil || sel.Empty() {
+			continue
+		}
+		if sel.Matches(labels.Set(lbls)) {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
