@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/remotecommand"
+
+	"github.com/kubetab/kubetab/core/internal/capped"
 )
 
 // ExecProvider runs a command in a container and waits for it; the kubelet
@@ -99,7 +100,7 @@ func (s *Server) podExec(w http.ResponseWriter, r *http.Request) {
 	}
 	// The answer holds the output whole, so it is bounded: a command that
 	// prints without end would otherwise fill the tab's memory.
-	stdout, stderr := &cappedOutput{max: maxExecAnswerOutput}, &cappedOutput{max: maxExecAnswerOutput}
+	stdout, stderr := &capped.Buffer{Max: maxExecAnswerOutput}, &capped.Buffer{Max: maxExecAnswerOutput}
 	code, err := s.cfg.Exec.Exec(r.Context(), pod, container, cmd, stdin, stdout, stderr)
 	if err != nil {
 		if _, ok := err.(apierrors.APIStatus); !ok {
@@ -114,9 +115,9 @@ func (s *Server) podExec(w http.ResponseWriter, r *http.Request) {
 	}
 	if execOption(q, "stderr", true) {
 		res.Stderr = stderr.String()
-		for _, c := range []*cappedOutput{stdout, stderr} {
-			if c.dropped > 0 {
-				res.Stderr += fmt.Sprintf("kubetab: %d bytes of output past %d MiB were dropped\n", c.dropped, maxExecAnswerOutput>>20)
+		for _, c := range []*capped.Buffer{stdout, stderr} {
+			if c.Dropped > 0 {
+				res.Stderr += fmt.Sprintf("kubetab: %d bytes of output past %d MiB were dropped\n", c.Dropped, maxExecAnswerOutput>>20)
 			}
 		}
 	}
@@ -125,25 +126,6 @@ func (s *Server) podExec(w http.ResponseWriter, r *http.Request) {
 
 // maxExecAnswerOutput bounds each stream of a non-streaming exec's answer.
 const maxExecAnswerOutput = 4 << 20
-
-// cappedOutput keeps the first max bytes written and counts the rest,
-// reporting them written so the command goes on.
-type cappedOutput struct {
-	bytes.Buffer
-	max     int
-	dropped int
-}
-
-func (c *cappedOutput) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); room < len(p) {
-		c.dropped += len(p) - max(room, 0)
-		if room > 0 {
-			c.Buffer.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return c.Buffer.Write(p)
-}
 
 // execTarget reads the pod, container and command of a pods/exec request
 // and checks them: the pod exists and runs on a node, the container is in

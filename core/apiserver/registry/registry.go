@@ -514,20 +514,13 @@ func (s *Store) admitChain(ctx context.Context, chain []Admission, op Operation,
 	return nil
 }
 
-// Get returns the current object.
+// Get returns the current object, the caller's own copy.
 func (s *Store) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
-	kv, err := s.reg.kv.Get(s.Key(namespace, name))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, s.notFound(name)
-	}
+	obj, err := s.getShared(namespace, name)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, err
 	}
-	obj, err := s.decode(kv)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	return obj, nil
+	return obj.DeepCopyObject(), nil
 }
 
 // getShared returns the current object without copying it: the caller must

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/kubetab/kubetab/core/internal/capped"
 )
 
 // Errors about exec.
@@ -50,8 +52,8 @@ const MaxExecOutput = 1 << 20
 // also set when the container is not running (ErrContainerNotRunning), the
 // command is empty, ctx ends, or the instance could not start.
 func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (stdout, stderr []byte, exitCode int32, err error) {
-	var out, errOut cappedBuffer
-	code, err := r.execute(ctx, id, cmd, instanceIO{argv: cmd, stdout: &out, stderr: &errOut}, timeout)
+	out, errOut := &capped.Buffer{Max: MaxExecOutput}, &capped.Buffer{Max: MaxExecOutput}
+	code, err := r.execute(ctx, id, cmd, instanceIO{argv: cmd, stdout: out, stderr: errOut}, timeout)
 	return out.Bytes(), errOut.Bytes(), code, err
 }
 
@@ -138,17 +140,6 @@ func (c *container) exec(ctx context.Context, iio instanceIO, timeout time.Durat
 	return code, reason, message, err
 }
 
-// cappedBuffer keeps the first MaxExecOutput bytes written to it and
-// discards the rest (reporting them written, so the guest goes on).
-type cappedBuffer struct{ bytes.Buffer }
-
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	if room := MaxExecOutput - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
 // HTTPHandler returns a handler that serves each request with a new instance
 // of the container's image, CGI-style (CGI/1.1, RFC 3875): the request's
 // method, path, query and headers in the environment, its body on stdin, and
@@ -174,7 +165,7 @@ func (r *Runtime) HTTPHandler(id string) http.Handler {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		var out cappedBuffer
+		out := &capped.Buffer{Max: MaxExecOutput}
 		var body io.Reader = http.NoBody
 		if req.Body != nil {
 			body = io.LimitReader(req.Body, MaxExecOutput)
@@ -183,7 +174,7 @@ func (r *Runtime) HTTPHandler(id string) http.Handler {
 			argv:   c.argv,
 			env:    cgiEnv(req),
 			stdin:  body,
-			stdout: &out,
+			stdout: out,
 			stderr: logWriter{c: c, stream: Stderr},
 		}, 0)
 		switch {
