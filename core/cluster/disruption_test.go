@@ -1,12 +1,10 @@
 package cluster_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,27 +19,10 @@ import (
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
+	"github.com/kubetab/kubetab/core/internal/syncbuf"
 	"github.com/kubetab/kubetab/core/kubectl"
 	"github.com/kubetab/kubetab/wasm/images"
 )
-
-// syncBuffer is a bytes.Buffer the drain's goroutines and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // `kubectl drain` against a PodDisruptionBudget: a Deployment of 3 on
 // node-1 with minAvailable 2 loses at most one pod at a time. The first
@@ -60,7 +41,7 @@ func TestDrainHonoursDisruptionBudget(t *testing.T) {
 	}
 	cl := c.Client("test")
 	tr := kubectl.InProcessTransport(c.Handler())
-	run := func(line string, out, errOut *syncBuffer) int {
+	run := func(line string, out, errOut *syncbuf.Buffer) int {
 		args, err := kubectl.SplitWords(line)
 		if err != nil {
 			t.Fatal(err)
@@ -68,7 +49,7 @@ func TestDrainHonoursDisruptionBudget(t *testing.T) {
 		return kubectl.Run(context.Background(), args, kubectl.IOStreams{Out: out, ErrOut: errOut}, tr)
 	}
 	must := func(line string) {
-		var out, errOut syncBuffer
+		var out, errOut syncbuf.Buffer
 		if code := run(line, &out, &errOut); code != 0 {
 			t.Fatalf("kubectl %s: %d %s %s", line, code, out.String(), errOut.String())
 		}
@@ -115,7 +96,7 @@ func TestDrainHonoursDisruptionBudget(t *testing.T) {
 		return p.Status.ObservedGeneration == 1 && p.Status.DisruptionsAllowed == 1 && p.Status.CurrentHealthy == 3,
 			fmt.Sprintf("%+v", p.Status)
 	})
-	var out, errOut, table syncBuffer
+	var out, errOut, table syncbuf.Buffer
 	run("get pdb", &table, &errOut)
 	if !regexp.MustCompile(`(?m)^NAME +MIN AVAILABLE +MAX UNAVAILABLE +ALLOWED DISRUPTIONS +AGE\nweb +2 +N/A +1 +\d+s$`).MatchString(table.String()) {
 		t.Errorf("kubectl get pdb:\n%s", table.String())

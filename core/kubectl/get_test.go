@@ -9,6 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetab/kubetab/core/internal/syncbuf"
 )
 
 // cluster fills an env with two nodes, a deployment with its replica set
@@ -126,7 +128,7 @@ func TestGetWatch(t *testing.T) {
 	e := newEnv(t)
 	e.pod("first", map[string]string{"app": "web"}, "hello")
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	done := make(chan int)
 	go func() {
 		args, _ := SplitWords("get pods -w --output-watch-events")
@@ -156,7 +158,7 @@ func TestGetWatchOne(t *testing.T) {
 	p := e.pod("one", nil, "hello")
 	e.pod("other", nil, "hello")
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	done := make(chan int)
 	go func() {
 		done <- e.cli.Run(ctx, []string{"get", "pod", "one", "-w", "-o", "name"}, IOStreams{Out: out, ErrOut: out})

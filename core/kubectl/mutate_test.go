@@ -9,6 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetab/kubetab/core/internal/syncbuf"
 )
 
 func TestCreate(t *testing.T) {
@@ -279,7 +281,7 @@ func TestLogs(t *testing.T) {
 
 	// -f streams until Ctrl-C.
 	ctx, cancel := context.WithCancel(context.Background())
-	buf := &syncBuffer{}
+	buf := &syncbuf.Buffer{}
 	done := make(chan int)
 	go func() {
 		done <- e.cli.Run(ctx, []string{"logs", "-f", "web-2"}, IOStreams{Out: buf, ErrOut: buf})

@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubetab/kubetab/core/internal/syncbuf"
 )
 
 // TestRun: kubectl run creates a bare pod labelled run=NAME (and with
@@ -113,7 +115,7 @@ func (e *env) finishPod(name string, code int32) {
 // attached runs a `kubectl run --attach` command line in the background;
 // the test plays scheduler and kubelet while it waits.
 type attached struct {
-	out, errOut *syncBuffer
+	out, errOut *syncbuf.Buffer
 	done        chan int
 	cancel      context.CancelFunc
 }
@@ -125,7 +127,7 @@ func (e *env) attach(line string) *attached {
 		e.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &attached{out: &syncBuffer{}, errOut: &syncBuffer{}, done: make(chan int, 1), cancel: cancel}
+	a := &attached{out: &syncbuf.Buffer{}, errOut: &syncbuf.Buffer{}, done: make(chan int, 1), cancel: cancel}
 	e.t.Cleanup(cancel)
 	go func() { a.done <- e.cli.Run(ctx, args, IOStreams{Out: a.out, ErrOut: a.errOut}) }()
 	return a

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kubetab/kubetab/core/internal/syncbuf"
 )
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -177,7 +179,7 @@ func TestRunFollow(t *testing.T) {
 	r := New(10, nil)
 	r.Record(Hop{Kind: Request, From: "kubectl", To: APIServer, Verb: "get", Resource: "pods", Namespace: "default", Name: "a"})
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out syncbuf.Buffer
 	done := make(chan int)
 	go func() { done <- Run(ctx, r, []string{"-f"}, IOStreams{Out: &out, ErrOut: &out}) }()
 	deadline := time.Now().Add(10 * time.Second)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kubetab/kubetab/core/internal/syncbuf"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/wasm/images"
 )
@@ -481,7 +482,7 @@ func TestReadLogsFollowEndsAtExit(t *testing.T) {
 
 	// Follow from the start; the follower must return nil by itself once the
 	// guest has exited, having written every line.
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -510,18 +511,6 @@ func TestReadLogsFollowEndsAtExit(t *testing.T) {
 		t.Fatalf("follow with a canceled ctx = %v, want context.Canceled", err)
 	}
 }
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 func TestReadLogsOptions(t *testing.T) {
 	n := newNode(t, nil, nil)

@@ -13,6 +13,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/kubetab/kubetab/core/internal/syncbuf"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/wasm/images"
 )
@@ -305,7 +306,7 @@ func TestExecSync(t *testing.T) {
 	// Exec streams: stdin is read, and output arrives while the command
 	// still runs (the first line before stdin ends).
 	inR, inW := io.Pipe()
-	out2 := &lockedBuffer{}
+	out2 := &syncbuf.Buffer{}
 	done := make(chan int32, 1)
 	go func() {
 		code, err := n.Exec(ctx, id, []string{"hello", "--stdin", "--exit=300"}, inR, out2, out2)
