@@ -85,6 +85,15 @@ func TestDecodedObjectsAreCopies(t *testing.T) {
 	reg := newRegistry(t)
 	pods := storeOf(t, reg, "", "pods")
 	ctx := context.Background()
+	if _, err := pods.Create(ctx, "default", testPod("web"), CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Read once, so the decoded object is in the cache before the watchers
+	// replay the creation from history: both then start from the same
+	// shared object.
+	if _, err := pods.Get(ctx, "default", "web"); err != nil {
+		t.Fatal(err)
+	}
 	w1, err := pods.Watch(ctx, "default", ListOptions{ResourceVersion: "1"})
 	if err != nil {
 		t.Fatal(err)
@@ -95,9 +104,6 @@ func TestDecodedObjectsAreCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w2.Stop()
-	if _, err := pods.Create(ctx, "default", testPod("web"), CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	e1 := <-w1.ResultChan()
 	e1.Object.(*corev1.Pod).Labels["app"] = "changed by watcher 1"
 	e2 := <-w2.ResultChan()
@@ -122,6 +128,16 @@ func TestDecodedObjectsAreCopies(t *testing.T) {
 	}
 	if img := list.(*corev1.PodList).Items[0].Spec.Containers[0].Image; img != "hello:1.0" {
 		t.Fatalf("List sees image %q", img)
+	}
+	// A listed object is the caller's too (its labels map is what a shared
+	// object would share).
+	list.(*corev1.PodList).Items[0].Labels["app"] = "changed by a lister"
+	again, err := pods.List(ctx, "default", ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app := again.(*corev1.PodList).Items[0].Labels["app"]; app != "web" {
+		t.Fatalf("second List sees label %q", app)
 	}
 }
 
