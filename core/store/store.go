@@ -150,6 +150,8 @@ type Store struct {
 	history   eventLog  // events with revision in (compacted, rev], oldest first
 	watchers  map[*Watcher]struct{}
 	sizes     sizes
+	// observe sees each event as it is published (SetObserver).
+	observe func(Event)
 }
 
 // sizes are the running totals behind Status.
@@ -411,10 +413,24 @@ func (s *Store) delete(ki *keyIndex, rev int64) KeyValue {
 	return gone
 }
 
+// SetObserver makes f see every event from now on, in revision order, as
+// it is written and before any watcher can receive it: what core/trace
+// needs to show "written to etcd" ahead of "seen by a controller". f runs
+// with the store locked, so it must be quick and must not call the store;
+// nil removes it.
+func (s *Store) SetObserver(f func(Event)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.observe = f
+}
+
 // publish records ev in the history and queues it for every matching watcher.
 // Called with s.mu held for writing.
 func (s *Store) publish(ev Event) {
 	s.history.append(ev)
+	if s.observe != nil {
+		s.observe(ev)
+	}
 	for w := range s.watchers {
 		if inRange(ev.KV.Key, w.key, w.end) {
 			if !w.enqueue(ev, s.cfg.WatcherQueueLimit) {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -93,5 +95,49 @@ func TestRestoreEndsWatches(t *testing.T) {
 	}
 	if s.Status().Watchers != 0 {
 		t.Fatal("restore left watchers registered")
+	}
+}
+
+// The observer sees every write, transactions and deletes included, in
+// revision order, and sees each one before a watcher can receive it.
+func TestObserverSeesWritesBeforeWatchers(t *testing.T) {
+	s := New(Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var seen []string
+	s.SetObserver(func(ev Event) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%v %s %d", ev.Type, ev.KV.Key, ev.Revision()))
+		mu.Unlock()
+	})
+	w, err := s.Watch(ctx, "/pods/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, _ := s.Create("/pods/a", []byte("1"))                                 // 2
+	s.Update("/pods/a", []byte("2"), kv.ModRevision)                          // 3
+	s.Create("/nodes/n", nil)                                                 // 4: no watcher, still observed
+	s.Txn(TxnRequest{Then: []Op{OpPut("/pods/b", nil), OpDelete("/pods/a")}}) // 5
+	want := []string{"PUT /pods/a 2", "PUT /pods/a 3", "PUT /nodes/n 4", "PUT /pods/b 5", "DELETE /pods/a 5"}
+	for range 4 {
+		ev := next(t, w)
+		got := fmt.Sprintf("%v %s %d", ev.Type, ev.KV.Key, ev.Revision())
+		mu.Lock()
+		observed := slices.Contains(seen, got)
+		mu.Unlock()
+		if !observed {
+			t.Errorf("watcher received %q before the observer saw it", got)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seen, want) {
+		t.Errorf("observed %q, want %q", seen, want)
+	}
+	s.SetObserver(nil)
+	s.Create("/pods/c", nil)
+	if len(seen) != len(want) {
+		t.Errorf("observed after SetObserver(nil): %q", seen[len(want):])
 	}
 }

@@ -654,7 +654,6 @@ func (s *Store) Bind(ctx context.Context, b *corev1.Binding) (*corev1.Pod, error
 			}
 			return nil, s.storeErr(err, pod.Name)
 		}
-		s.traceWrite("put", kv)
 		pod.ResourceVersion = fmt.Sprint(kv.ModRevision)
 		return pod, nil
 	}

@@ -238,6 +238,7 @@ type Registry struct {
 	mu        sync.RWMutex // guards the maps and the admission lists
 	byName    map[schema.GroupResource]*Store
 	byKind    map[schema.GroupVersionKind]*Store
+	byPrefix  map[string]*Store // by Resource.KeyPrefix, for the trace
 	order     []*Store
 	mutating  []Admission
 	admission []Admission
@@ -265,7 +266,7 @@ func New(cfg Config) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry: NodePortRange: %w", err)
 	}
-	return &Registry{
+	r := &Registry{
 		kv:         cfg.Store,
 		clock:      cfg.Clock,
 		serviceIPs: ips,
@@ -275,7 +276,12 @@ func New(cfg Config) (*Registry, error) {
 		trace:      cfg.Trace,
 		byName:     map[schema.GroupResource]*Store{},
 		byKind:     map[schema.GroupVersionKind]*Store{},
-	}, nil
+		byPrefix:   map[string]*Store{},
+	}
+	if r.trace != nil {
+		cfg.Store.SetObserver(r.traceWrite)
+	}
+	return r, nil
 }
 
 // Register adds a resource and returns its store.
@@ -285,6 +291,7 @@ func (r *Registry) Register(res *Resource) *Store {
 	defer r.mu.Unlock()
 	r.byName[res.GroupResource()] = s
 	r.byKind[res.GroupVersionKind()] = s
+	r.byPrefix[res.KeyPrefix] = s
 	r.order = append(r.order, s)
 	return s
 }
@@ -477,7 +484,6 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 		done(false)
 		return nil, apierrors.NewInternalError(err)
 	}
-	s.traceWrite("put", kv)
 	acc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 	done(true)
 	return obj, nil
@@ -684,7 +690,6 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 			if err != nil {
 				return nil, s.storeErr(err, acc.GetName())
 			}
-			s.traceWrite("delete", gone)
 			s.decoded.forget(key)
 			s.afterDelete(ctx, old)
 			uacc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
@@ -722,7 +727,6 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 			done(false)
 			return nil, s.storeErr(err, acc.GetName())
 		}
-		s.traceWrite("put", kv)
 		done(true)
 		uacc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 		return updated, nil
@@ -925,7 +929,6 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 			if err != nil {
 				return nil, false, s.storeErr(err, name)
 			}
-			s.traceWrite("delete", gone)
 			s.decoded.forget(key)
 			s.afterDelete(ctx, obj)
 			acc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
@@ -952,7 +955,6 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		if err != nil {
 			return nil, false, s.storeErr(err, name)
 		}
-		s.traceWrite("put", kv)
 		acc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 		return obj, false, nil
 	}

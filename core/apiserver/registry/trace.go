@@ -25,16 +25,40 @@ func (res *Resource) TraceName() string {
 	return res.Resource + "." + res.Group
 }
 
-// traceWrite records a write to etcd: verb "put" or "delete".
-func (s *Store) traceWrite(verb string, kv store.KeyValue) {
-	if s.reg.trace == nil {
-		return
+// traceWrite records a write to etcd: verb "put" or "delete". The store
+// calls it as it publishes the write (store.SetObserver), before any
+// watcher can see it, so in the trace the write always comes before the
+// watch events it causes.
+func (r *Registry) traceWrite(ev store.Event) {
+	verb := "put"
+	if ev.Type == store.Delete {
+		verb = "delete"
 	}
-	ns, name := splitKey(s, kv.Key)
-	s.reg.trace.Record(trace.Hop{
-		Kind: trace.Write, From: trace.APIServer, To: trace.Etcd, Verb: verb,
-		Resource: s.Resource.TraceName(), Namespace: ns, Name: name, Key: kv.Key, Revision: kv.ModRevision,
-	})
+	h := trace.Hop{Kind: trace.Write, From: trace.APIServer, To: trace.Etcd, Verb: verb, Key: ev.KV.Key, Revision: ev.KV.ModRevision}
+	if s := r.storeOfKey(ev.KV.Key); s != nil {
+		h.Resource = s.Resource.TraceName()
+		h.Namespace, h.Name = splitKey(s, ev.KV.Key)
+	}
+	r.trace.Record(h)
+}
+
+// storeOfKey is the store whose resource keeps key: <prefix>/<name> for a
+// cluster-scoped resource, <prefix>/<namespace>/<name> for a namespaced one.
+func (r *Registry) storeOfKey(key string) *Store {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	prefix := key
+	for _, namespaced := range []bool{false, true} {
+		i := strings.LastIndexByte(prefix, '/')
+		if i <= 0 {
+			return nil
+		}
+		prefix = prefix[:i]
+		if s := r.byPrefix[prefix]; s != nil && s.Resource.Namespaced == namespaced {
+			return s
+		}
+	}
+	return nil
 }
 
 // splitKey reads namespace and name back from a key of s.
