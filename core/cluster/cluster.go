@@ -142,6 +142,7 @@ func New(cfg Config) (*Cluster, error) {
 	c.Registry = reg
 	c.API, err = apiserver.New(apiserver.Config{
 		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec),
+		PortForward:     apiserver.PortForwardProviderFunc(c.podPortForward),
 		Decisions:       apiserver.DecisionProviderFunc(c.schedulingDecision),
 		ExternalAddress: cfg.ExternalAddress,
 	})
@@ -172,7 +173,8 @@ func (c *Cluster) Handler() http.Handler { return c.API }
 func (c *Cluster) Client(userAgent string) *client.Client { return client.New(c.Registry, userAgent) }
 
 // Start runs the control plane and the nodes in goroutines until ctx is
-// done. It returns once every component has been started.
+// done. It returns once every component has started and filled its caches
+// (ctx's error if ctx ends first).
 func (c *Cluster) Start(ctx context.Context) error {
 	clk := c.cfg.Clock
 	type runner interface{ Run(context.Context) error }
@@ -270,14 +272,25 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.ctx = ctx
+	synced := []func() bool{
+		dc.HasSynced, rsc.HasSynced, gc.HasSynced, nsc.HasSynced, nlc.HasSynced, tec.HasSynced,
+		jc.HasSynced, epc.HasSynced, esc.HasSynced, dsc.HasSynced, pgc.HasSynced, sched.HasSynced,
+	}
 	for _, n := range c.nodes {
 		c.startKubeletLocked(n.name)
+		synced = append(synced, c.kubelets[n.name].HasSynced)
 	}
 	c.mu.Unlock()
 	go func() {
 		<-ctx.Done()
 		_ = c.Cache.Close(context.Background())
 	}()
+	// Ready when every component has listed what it watches: from then on
+	// each learns of a change by a watch event, so a learner's first
+	// command shows the whole path (kubectl, etcd, the controller's watch).
+	if !client.WaitForCacheSync(ctx, synced...) {
+		return ctx.Err()
+	}
 	return nil
 }
 

@@ -244,6 +244,16 @@ func New(cfg Config) (*Kubelet, error) {
 // NodeName is the name of the node this kubelet runs.
 func (kl *Kubelet) NodeName() string { return kl.nodeName }
 
+// HasSynced reports whether the running kubelet's caches (its pods, and
+// the ConfigMaps, Secrets and Services they use) hold their first lists;
+// false while the kubelet is stopped.
+func (kl *Kubelet) HasSynced() bool {
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	return kl.informer != nil && kl.informer.HasSynced() && kl.cmInformer.HasSynced() &&
+		kl.secretInformer.HasSynced() && kl.serviceInformer.HasSynced()
+}
+
 // Run registers the node, then runs the node's pods until ctx is done: it
 // watches the pods bound to this node, syncs each one (pull, start, restart,
 // stop) and posts the node's and the pods' status. It returns nil when ctx is

@@ -232,6 +232,16 @@ func optionalLister[T kruntime.Object](c *client.Client, group, resource string,
 	return inf
 }
 
+// HasSynced reports whether the scheduler's caches hold their first lists.
+func (s *Scheduler) HasSynced() bool {
+	for _, inf := range s.informers {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
 // Run schedules pods until ctx is done. It starts the informers, waits for
 // their first list, and then takes pods from the queue one at a time. It
 // returns once the binding cycles in flight have ended.

@@ -119,11 +119,17 @@ func New(cfg Config) (*Controller, error) {
 	return dc, nil
 }
 
+// HasSynced reports whether the controller's caches hold their first lists.
+func (dc *Controller) HasSynced() bool { return controller.Synced(dc.informers()...) }
+
+func (dc *Controller) informers() []controller.Informer {
+	return []controller.Informer{dc.dInformer, dc.rsInformer, dc.podInformer}
+}
+
 // Run watches Deployments, ReplicaSets and pods and syncs Deployments until
 // ctx is done.
 func (dc *Controller) Run(ctx context.Context) error {
-	return controller.Run(ctx, Component,
-		[]controller.Informer{dc.dInformer, dc.rsInformer, dc.podInformer},
+	return controller.Run(ctx, Component, dc.informers(),
 		controller.Worker[string]{Queue: dc.queue, Workers: dc.workers, Reconcile: dc.Reconcile, MaxRetries: maxRetries})
 }
 

@@ -151,11 +151,17 @@ func New(cfg Config) (*Controller, error) {
 	return dc, nil
 }
 
+// HasSynced reports whether the controller's caches hold their first lists.
+func (dc *Controller) HasSynced() bool { return controller.Synced(dc.informers()...) }
+
+func (dc *Controller) informers() []controller.Informer {
+	return []controller.Informer{dc.podInformer, dc.pdbInformer, dc.rsInformer, dc.dInformer, dc.ssInformer}
+}
+
 // Run watches budgets, pods and the workload controllers and keeps the
 // budgets' status until ctx is done.
 func (dc *Controller) Run(ctx context.Context) error {
-	return controller.Run(ctx, Component,
-		[]controller.Informer{dc.podInformer, dc.pdbInformer, dc.rsInformer, dc.dInformer, dc.ssInformer},
+	return controller.Run(ctx, Component, dc.informers(),
 		controller.Worker[item]{Queue: dc.queue, Workers: dc.workers, Reconcile: dc.Reconcile})
 }
 

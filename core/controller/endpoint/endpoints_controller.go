@@ -124,11 +124,17 @@ func New(cfg Config) (*Controller, error) {
 	return e, nil
 }
 
+// HasSynced reports whether the controller's caches hold their first lists.
+func (e *Controller) HasSynced() bool { return controller.Synced(e.informers()...) }
+
+func (e *Controller) informers() []controller.Informer {
+	return []controller.Informer{e.serviceInformer, e.podInformer, e.endpointsInformer}
+}
+
 // Run watches Services, pods and Endpoints and syncs Endpoints until ctx is
 // done.
 func (e *Controller) Run(ctx context.Context) error {
-	return controller.Run(ctx, Component,
-		[]controller.Informer{e.serviceInformer, e.podInformer, e.endpointsInformer},
+	return controller.Run(ctx, Component, e.informers(),
 		controller.Worker[string]{Queue: e.queue, Workers: e.workers, Reconcile: e.Reconcile, MaxRetries: maxRetries})
 }
 

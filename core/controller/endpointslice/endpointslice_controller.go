@@ -178,11 +178,17 @@ func New(cfg Config) (*Controller, error) {
 
 const serviceIndex = "service"
 
+// HasSynced reports whether the controller's caches hold their first lists.
+func (c *Controller) HasSynced() bool { return controller.Synced(c.informers()...) }
+
+func (c *Controller) informers() []controller.Informer {
+	return []controller.Informer{c.serviceInformer, c.podInformer, c.nodeInformer, c.sliceInformer}
+}
+
 // Run watches Services, pods, nodes and EndpointSlices and syncs slices
 // until ctx is done.
 func (c *Controller) Run(ctx context.Context) error {
-	return controller.Run(ctx, Component,
-		[]controller.Informer{c.serviceInformer, c.podInformer, c.nodeInformer, c.sliceInformer},
+	return controller.Run(ctx, Component, c.informers(),
 		controller.Worker[string]{Queue: c.queue, Workers: c.workers, Reconcile: c.Reconcile, MaxRetries: maxRetries})
 }
 

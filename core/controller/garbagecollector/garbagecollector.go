@@ -145,14 +145,22 @@ func (gc *GarbageCollector) addMonitor(res *registry.Resource) {
 	gc.monitors[m.gr] = m
 }
 
-// Run watches every monitored resource and collects garbage until ctx is
-// done.
-func (gc *GarbageCollector) Run(ctx context.Context) error {
+// HasSynced reports whether the collector's caches (one per resource it
+// watches) hold their first lists.
+func (gc *GarbageCollector) HasSynced() bool { return controller.Synced(gc.informers()...) }
+
+func (gc *GarbageCollector) informers() []controller.Informer {
 	informers := make([]controller.Informer, 0, len(gc.monitors))
 	for _, m := range gc.monitors {
 		informers = append(informers, m.informer)
 	}
-	return controller.Run(ctx, Component, informers,
+	return informers
+}
+
+// Run watches every monitored resource and collects garbage until ctx is
+// done.
+func (gc *GarbageCollector) Run(ctx context.Context) error {
+	return controller.Run(ctx, Component, gc.informers(),
 		controller.Worker[string]{Queue: gc.queue, Workers: gc.workers, Reconcile: gc.Reconcile})
 }
 

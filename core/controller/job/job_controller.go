@@ -172,6 +172,13 @@ func New(cfg Config) (*Controller, error) {
 	return jm, nil
 }
 
+// HasSynced reports whether the controller's caches hold their first lists.
+func (jm *Controller) HasSynced() bool { return controller.Synced(jm.informers()...) }
+
+func (jm *Controller) informers() []controller.Informer {
+	return []controller.Informer{jm.jobInformer, jm.podInformer}
+}
+
 // Run watches Jobs and pods and syncs Jobs until ctx is done.
 func (jm *Controller) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -179,7 +186,7 @@ func (jm *Controller) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer jm.orphanQueue.ShutDown()
-	informers := []controller.Informer{jm.jobInformer, jm.podInformer}
+	informers := jm.informers()
 	runErr := make(chan error, 1)
 	wg.Add(1)
 	go func() {
@@ -187,7 +194,7 @@ func (jm *Controller) Run(ctx context.Context) error {
 		runErr <- controller.Run(ctx, Component, informers,
 			controller.Worker[string]{Queue: jm.queue, Workers: jm.workers, Reconcile: jm.Reconcile})
 	}()
-	if client.WaitForCacheSync(ctx, jm.jobInformer.HasSynced, jm.podInformer.HasSynced) {
+	if client.WaitForCacheSync(ctx, jm.HasSynced) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -101,6 +101,9 @@ func New(cfg Config) (*Controller, error) {
 	return nm, nil
 }
 
+// HasSynced reports whether the controller's cache holds its first list.
+func (nm *Controller) HasSynced() bool { return nm.informer.HasSynced() }
+
 // Run watches namespaces and empties the ones being deleted until ctx is
 // done.
 func (nm *Controller) Run(ctx context.Context) error {

@@ -320,6 +320,13 @@ func IndexPodByNodeName(p *corev1.Pod) []string {
 	return []string{p.Spec.NodeName}
 }
 
+// HasSynced reports whether the controller's caches hold their first lists.
+func (nc *Controller) HasSynced() bool { return controller.Synced(nc.informers()...) }
+
+func (nc *Controller) informers() []controller.Informer {
+	return []controller.Informer{nc.nodeInformer, nc.leaseInformer, nc.podInformer}
+}
+
 // Run watches nodes, Leases and pods, and until ctx is done: checks node
 // health every NodeMonitorPeriod, taints nodes, and marks the pods of
 // failed nodes NotReady.
@@ -330,7 +337,7 @@ func (nc *Controller) Run(ctx context.Context) error {
 	defer wg.Wait()
 	defer nc.podQueue.ShutDown()
 
-	informers := []controller.Informer{nc.nodeInformer, nc.leaseInformer, nc.podInformer}
+	informers := nc.informers()
 	runErr := make(chan error, 1)
 	wg.Add(1)
 	go func() {
@@ -339,11 +346,7 @@ func (nc *Controller) Run(ctx context.Context) error {
 		runErr <- controller.Run(ctx, Component, informers,
 			controller.Worker[string]{Queue: nc.nodeQueue, Workers: nc.workers, Reconcile: nc.Reconcile})
 	}()
-	synced := make([]func() bool, len(informers))
-	for i, inf := range informers {
-		synced[i] = inf.HasSynced
-	}
-	if !client.WaitForCacheSync(ctx, synced...) {
+	if !client.WaitForCacheSync(ctx, nc.HasSynced) {
 		cancel()
 		return <-runErr
 	}

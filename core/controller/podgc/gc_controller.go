@@ -116,12 +116,18 @@ func New(cfg Config) (*Controller, error) {
 	}, nil
 }
 
+// HasSynced reports whether the controller's caches hold their first lists.
+func (gcc *Controller) HasSynced() bool { return controller.Synced(gcc.informers()...) }
+
+func (gcc *Controller) informers() []controller.Informer {
+	return []controller.Informer{gcc.podInformer, gcc.nodeInformer}
+}
+
 // Run collects garbage once the caches are filled, and then every
 // GCCheckPeriod on the clock, until ctx is done.
 func (gcc *Controller) Run(ctx context.Context) error {
 	gcc.queue.Add(gcKey)
-	return controller.Run(ctx, Component,
-		[]controller.Informer{gcc.podInformer, gcc.nodeInformer},
+	return controller.Run(ctx, Component, gcc.informers(),
 		controller.Worker[string]{Queue: gcc.queue, Workers: 1, Reconcile: func(ctx context.Context, _ string) error {
 			gcc.gc(ctx)
 			gcc.queue.AddAfter(gcKey, GCCheckPeriod)

@@ -136,10 +136,16 @@ func New(cfg Config) (*Controller, error) {
 	return rsc, nil
 }
 
+// HasSynced reports whether the controller's caches hold their first lists.
+func (rsc *Controller) HasSynced() bool { return controller.Synced(rsc.informers()...) }
+
+func (rsc *Controller) informers() []controller.Informer {
+	return []controller.Informer{rsc.rsInformer, rsc.podInformer}
+}
+
 // Run watches ReplicaSets and pods and syncs ReplicaSets until ctx is done.
 func (rsc *Controller) Run(ctx context.Context) error {
-	return controller.Run(ctx, Component,
-		[]controller.Informer{rsc.rsInformer, rsc.podInformer},
+	return controller.Run(ctx, Component, rsc.informers(),
 		controller.Worker[string]{Queue: rsc.queue, Workers: rsc.workers, Reconcile: rsc.Reconcile})
 }
 

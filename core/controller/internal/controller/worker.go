@@ -15,6 +15,18 @@ type Informer interface {
 	HasSynced() bool
 }
 
+// Synced reports whether every informer has delivered its first list: a
+// controller's HasSynced. From then on the controller learns of a change
+// by its watches (until one breaks and it lists again).
+func Synced(informers ...Informer) bool {
+	for _, inf := range informers {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
 // Worker describes the queue side of a controller for Run.
 type Worker[K comparable] struct {
 	// Queue holds the keys to reconcile.

@@ -152,13 +152,20 @@ func New(cfg Config) (*Controller, error) {
 
 const nodeNameIndex = "spec.nodeName"
 
+// HasSynced reports whether the controller's caches hold their first lists.
+func (tc *Controller) HasSynced() bool { return controller.Synced(tc.informers()...) }
+
+func (tc *Controller) informers() []controller.Informer {
+	return []controller.Informer{tc.podInformer, tc.nodeInformer}
+}
+
 // Run watches nodes and pods and evicts until ctx is done.
 func (tc *Controller) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for _, inf := range []controller.Informer{tc.podInformer, tc.nodeInformer} {
+	for _, inf := range tc.informers() {
 		wg.Add(1)
 		go func() { defer wg.Done(); inf.Run(ctx) }()
 	}
@@ -168,7 +175,7 @@ func (tc *Controller) Run(ctx context.Context) error {
 		}
 		tc.evictions.due.ShutDown()
 	}()
-	if !client.WaitForCacheSync(ctx, tc.podInformer.HasSynced, tc.nodeInformer.HasSynced) {
+	if !client.WaitForCacheSync(ctx, tc.HasSynced) {
 		if ctx.Err() != nil {
 			return nil
 		}
