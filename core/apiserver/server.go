@@ -74,6 +74,8 @@ type Config struct {
 	Logs LogProvider
 	// Exec serves pods/exec (exec.go); nil answers 503.
 	Exec ExecProvider
+	// PortForward serves pods/portforward (portforward.go); nil answers 503.
+	PortForward PortForwardProvider
 	// Decisions serves the scheduler's decision records (decisions.go); nil answers 503.
 	Decisions DecisionProvider
 	// Clock is used for ages in tables; nil means the real clock.
@@ -147,6 +149,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/apis/", s.resources)
 	s.mux.HandleFunc("/apis/"+schedv1alpha1.GroupName+"/", s.schedulingDecisions)
 	s.mux.HandleFunc(execPattern, s.podExec)
+	s.mux.HandleFunc(portForwardPattern, s.podPortForward)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, notFoundPath(r.URL.Path))
 	})

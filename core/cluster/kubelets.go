@@ -15,12 +15,13 @@ import (
 
 // What the API server asks of the kubelets, routed to the right one. In a
 // real cluster kube-apiserver reaches a pod's kubelet over HTTPS on port
-// 10250 (pods/log, pods/exec), and metrics-server scrapes every kubelet's
+// 10250 (pods/log, pods/exec, pods/portforward), and metrics-server scrapes every kubelet's
 // /metrics/resource to serve metrics.k8s.io; here both are method calls.
 
 var (
-	_ registry.MetricsProvider = kubeletMetrics{}
-	_ apiserver.ExecProvider   = apiserver.ExecProviderFunc((*Cluster)(nil).podExec)
+	_ registry.MetricsProvider      = kubeletMetrics{}
+	_ apiserver.ExecProvider        = apiserver.ExecProviderFunc((*Cluster)(nil).podExec)
+	_ apiserver.PortForwardProvider = apiserver.PortForwardProviderFunc((*Cluster)(nil).podPortForward)
 )
 
 // podExec routes an exec to the kubelet of the pod's node.
@@ -35,6 +36,21 @@ func (c *Cluster) podExec(ctx context.Context, pod *corev1.Pod, container string
 		return 0, apierrors.NewInternalError(fmt.Errorf("error dialing backend: the kubelet of node %q is not running", pod.Spec.NodeName))
 	}
 	return k.Exec(ctx, pod, container, cmd, stdin, stdout, stderr)
+}
+
+// podPortForward routes a forwarded connection to the kubelet of the pod's
+// node.
+func (c *Cluster) podPortForward(ctx context.Context, pod *corev1.Pod, port int32, stream io.ReadWriteCloser) error {
+	k, ok := c.Kubelet(pod.Spec.NodeName)
+	if !ok {
+		stream.Close()
+		return fmt.Errorf("no kubelet for node %q", pod.Spec.NodeName)
+	}
+	if !c.NodeRunning(pod.Spec.NodeName) {
+		stream.Close()
+		return fmt.Errorf("error dialing backend: the kubelet of node %q is not running", pod.Spec.NodeName)
+	}
+	return k.PortForward(ctx, pod, port, stream)
 }
 
 // kubeletMetrics is metrics-server: it serves metrics.k8s.io from the latest

@@ -65,23 +65,30 @@ func (kl *Kubelet) PodHTTPHandler(addr netip.AddrPort) (http.Handler, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoPodAtAddress, addr.Addr())
 	}
-	uid := types.UID(id)
-	pod := kl.networkPod(uid)
+	pod := kl.networkPod(types.UID(id))
 	if pod == nil {
 		return nil, fmt.Errorf("%w: %s port %d", ErrNotListening, addr.Addr(), addr.Port())
 	}
-	name, ok := listeningContainer(pod, int32(addr.Port()))
+	h, err := kl.portHandler(pod, int32(addr.Port()))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s port %d (%v)", ErrNotListening, addr.Addr(), addr.Port(), err)
+	}
+	return h, nil
+}
+
+// portHandler is the HTTP server of the running container of pod that
+// declares TCP port; the error says why there is none.
+func (kl *Kubelet) portHandler(pod *corev1.Pod, port int32) (http.Handler, error) {
+	name, ok := listeningContainer(pod, port)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s port %d (pod %s/%s declares no containerPort %d)",
-			ErrNotListening, addr.Addr(), addr.Port(), pod.Namespace, pod.Name, addr.Port())
+		return nil, fmt.Errorf("pod %s/%s declares no containerPort %d", pod.Namespace, pod.Name, port)
 	}
 	running := cri.ContainerRunning
 	cs := kl.runtime.ListContainers(cri.ContainerFilter{
-		PodUID: id, State: &running, LabelSelector: map[string]string{labelContainerName: name},
+		PodUID: string(pod.UID), State: &running, LabelSelector: map[string]string{labelContainerName: name},
 	})
 	if len(cs) == 0 {
-		return nil, fmt.Errorf("%w: %s port %d (container %q of pod %s/%s is not running)",
-			ErrNotListening, addr.Addr(), addr.Port(), name, pod.Namespace, pod.Name)
+		return nil, fmt.Errorf("container %q of pod %s/%s is not running", name, pod.Namespace, pod.Name)
 	}
 	return kl.runtime.HTTPHandler(cs[len(cs)-1].ID), nil
 }

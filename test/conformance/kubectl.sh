@@ -252,6 +252,34 @@ EOF
   KUBECTL=$work/in-tty check "exec -it (no terminals)" 1 'Error from server \(BadRequest\): kubetab cannot allocate a TTY' -- exec -it exec-target -- hello --ticks=0 </dev/null
 fi
 
+# --- port-forward: kubectl v1.32 tunnels SPDY through a WebSocket ---
+# forward NAME TARGET REMOTE_PORT ANSWER_PATTERN LOG_PATTERN: runs kubectl
+# port-forward TARGET LOCAL:REMOTE_PORT in the background, sends one HTTP
+# request through the local port (bash's /dev/tcp), then stops kubectl;
+# the answer and kubectl's output must match.
+forward() {
+  local name=$1 target=$2 remote=$3 answer_pattern=$4 log_pattern=$5
+  local lport=$(( 40000 + RANDOM % 20000 )) answer fpid
+  "$KUBECTL" port-forward "$target" "$lport:$remote" >"$work/forward.log" 2>&1 &
+  fpid=$!
+  for _ in $(seq 1 100); do grep -q '^Forwarding from 127' "$work/forward.log" && break; sleep 0.1; done
+  answer=$( { exec 3<>"/dev/tcp/127.0.0.1/$lport" && printf 'GET / HTTP/1.0\r\nHost: localhost\r\n\r\n' >&3 && timeout 10 cat <&3; } 2>&1 )
+  sleep 0.3
+  kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
+  if grep -Eq -- "$answer_pattern" <<<"$answer" && grep -Eq -- "$log_pattern" "$work/forward.log"; then
+    passed=$((passed + 1)); echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name: kubectl port-forward $target $lport:$remote (answer /$answer_pattern/, log /$log_pattern/)"
+    sed 's/^/     answer | /' <<<"$answer" | head -10
+    sed 's/^/     log    | /' "$work/forward.log" | head -10
+  fi
+}
+forward "port-forward svc/runweb" svc/runweb 8080 '^web: hello from runweb ' '^Handling connection for [0-9]+$'
+forward "port-forward pod/runweb" pod/runweb 8080 '^HTTP/1\.[01] 200 OK' "^Forwarding from 127\.0\.0\.1:[0-9]+ -> 8080\$"
+forward "port-forward to a port nobody serves" pod/runweb 81 '^$' \
+  'error forwarding port 81 to pod [0-9a-f-]+, uid : failed to connect to localhost:81 inside the pod: connection refused'
+
 # --- PodDisruptionBudgets: the disruption controller's status, and drain
 # (through pods/eviction) held back by the budget ---
 check "create pdb" 0 '^poddisruptionbudget.policy/exec-pdb created$' -- create pdb exec-pdb --selector=run=exec-target --min-available=1
