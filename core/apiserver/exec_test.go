@@ -174,3 +174,24 @@ func newExecFixture(t *testing.T) *execFixture {
 	f.base = srv.URL + "/api/v1/namespaces/default/pods/"
 	return f
 }
+
+// TestPodAttach: pods/attach finds the pod, then refuses with a reason
+// kubectl prints (and kubectl run --attach falls back to the logs on).
+func TestPodAttach(t *testing.T) {
+	f := newExecFixture(t)
+	for _, tt := range []struct {
+		method, path string
+		code         int
+		want         string
+	}{
+		{"POST", "one/attach?stdout=true", 400, `"message":"kubetab cannot attach to a running container: its output is in the container's log (kubectl logs -f POD)`},
+		{"GET", "one/attach?stdin=true&tty=true", 400, `"reason":"BadRequest"`},
+		{"POST", "nope/attach", 404, `"message":"pods \"nope\" not found"`},
+		{"PUT", "one/attach", 405, `"reason":"MethodNotAllowed"`},
+	} {
+		code, body, _ := do(t, tt.method, f.base+tt.path, "", "")
+		if code != tt.code || !strings.Contains(body, tt.want) {
+			t.Errorf("%s %s = %d %s\nwant %d with %s", tt.method, tt.path, code, body, tt.code, tt.want)
+		}
+	}
+}

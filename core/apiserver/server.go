@@ -150,6 +150,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/apis/"+schedv1alpha1.GroupName+"/", s.schedulingDecisions)
 	s.mux.HandleFunc(execPattern, s.podExec)
 	s.mux.HandleFunc(portForwardPattern, s.podPortForward)
+	s.mux.HandleFunc(attachPattern, s.podAttach)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, notFoundPath(r.URL.Path))
 	})

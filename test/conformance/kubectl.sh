@@ -239,7 +239,11 @@ check "exec into an unknown pod" 1 '^Error from server \(NotFound\): pods "nope"
 check "exec -i, stdin at EOF" 0 '^hello: done after 0 ticks, exit code 0$' -- exec -i exec-target -- hello --ticks=0 </dev/null
 # stdin reaches the command (hello --stdin echoes each line), streamed.
 check "exec -i with input" 0 '^hello: stdin: hi there$' -- exec -i exec-target -- hello --stdin <<<"hi there"
+check "attach to an unknown pod" 1 '^Error from server \(NotFound\): pods "nope" not found$' -- attach nope
 # kubetab's limit, answered with a message (no upstream pattern):
+# guests have no stdin and keep their output in the log, so attach is
+# refused with the reason, and run --attach falls back to the logs (above).
+check "attach (refused, with the reason)" 1 '^Error from server \(BadRequest\): kubetab cannot attach to a running container' -- attach exec-target
 # WASI containers have no terminal, so -t (which needs a terminal on
 # kubectl's stdin: script(1) gives it one) is refused.
 if command -v script >/dev/null; then
