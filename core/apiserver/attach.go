@@ -25,12 +25,7 @@ func (s *Server) podAttach(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/attach"}, strings.ToLower(r.Method)))
 		return
 	}
-	st, ok := s.reg.Lookup(schema.GroupResource{Resource: "pods"})
-	if !ok {
-		writeError(w, r, notFoundPath(r.URL.Path))
-		return
-	}
-	if _, err := st.Get(r.Context(), r.PathValue("namespace"), r.PathValue("name")); err != nil {
+	if _, err := s.requestPod(r); err != nil {
 		writeError(w, r, err)
 		return
 	}

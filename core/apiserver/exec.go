@@ -127,19 +127,27 @@ func (s *Server) podExec(w http.ResponseWriter, r *http.Request) {
 // maxExecAnswerOutput bounds each stream of a non-streaming exec's answer.
 const maxExecAnswerOutput = 4 << 20
 
+// requestPod is the pod a pods/{name}/<subresource> request names.
+func (s *Server) requestPod(r *http.Request) (*corev1.Pod, error) {
+	st, ok := s.reg.Lookup(schema.GroupResource{Resource: "pods"})
+	if !ok {
+		return nil, notFoundPath(r.URL.Path)
+	}
+	obj, err := st.Get(r.Context(), r.PathValue("namespace"), r.PathValue("name"))
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Pod), nil
+}
+
 // execTarget reads the pod, container and command of a pods/exec request
 // and checks them: the pod exists and runs on a node, the container is in
 // its spec (the only one when none is named), the command is not empty.
 func (s *Server) execTarget(r *http.Request) (pod *corev1.Pod, container string, cmd []string, err error) {
-	st, ok := s.reg.Lookup(schema.GroupResource{Resource: "pods"})
-	if !ok {
-		return nil, "", nil, notFoundPath(r.URL.Path)
-	}
-	obj, err := st.Get(r.Context(), r.PathValue("namespace"), r.PathValue("name"))
+	pod, err = s.requestPod(r)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	pod = obj.(*corev1.Pod)
 	q := r.URL.Query()
 	cmd = q["command"]
 	container = q.Get("container")

@@ -45,17 +45,11 @@ func (s *Server) podPortForward(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/portforward"}, strings.ToLower(r.Method)))
 		return
 	}
-	st, ok := s.reg.Lookup(schema.GroupResource{Resource: "pods"})
-	if !ok {
-		writeError(w, r, notFoundPath(r.URL.Path))
-		return
-	}
-	obj, err := st.Get(r.Context(), r.PathValue("namespace"), r.PathValue("name"))
+	pod, err := s.requestPod(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	pod := obj.(*corev1.Pod)
 	switch {
 	case pod.Spec.NodeName == "":
 		err = apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
