@@ -215,7 +215,7 @@ func (s *session) rootCommand() *cobra.Command {
 	add("deploy", s.newRolloutCommand(), s.newScaleCommand())
 	add("basic", s.newSetCommand())
 	add("cluster", s.newClusterInfoCommand(), s.newTopCommand(), s.newCordonCommand(true), s.newCordonCommand(false), s.newDrainCommand())
-	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newExecCommand(), s.newEventsCommand(), s.newSchedulingCommand())
+	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newExecCommand(), s.newPortForwardCommand(), s.newEventsCommand(), s.newSchedulingCommand())
 	add("advanced", s.newDiffCommand(), s.newApplyCommand(), s.newPatchCommand(), s.newWaitCommand())
 	add("settings", s.newLabelCommand(), s.newAnnotateCommand())
 	add("other", s.newAPIResourcesCommand(), s.newAPIVersionsCommand(), s.newVersionCommand())

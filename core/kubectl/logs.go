@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // defaultContainerAnnotation names the container `kubectl logs` and `exec`
@@ -232,11 +233,22 @@ func (s *session) firstPodOf(res apiResource, name string, timeout time.Duration
 }
 
 // workloadSelector returns the label selector of a deployment, replica set
-// (spec.selector) as a string.
+// (spec.selector) or Service (spec.selector, a map of labels) as a string.
 func workloadSelector(obj map[string]any) (string, error) {
 	sel := nestedMap(obj, "spec", "selector")
 	if sel == nil {
 		return "", errors.New("selector for the object is not supported")
+	}
+	if obj["kind"] == "Service" {
+		set := labels.Set{}
+		for k, v := range sel {
+			str, ok := v.(string)
+			if !ok {
+				return "", fmt.Errorf("invalid selector label %q", k)
+			}
+			set[k] = str
+		}
+		return labels.SelectorFromSet(set).String(), nil
 	}
 	data, _ := json.Marshal(sel)
 	var ls metav1.LabelSelector

@@ -66,4 +66,23 @@ func TestRunExposeOnCluster(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+
+	// port-forward finds the pod and port (a Service port becomes its
+	// targetPort) and says how to reach them from inside the cluster.
+	ip, _, _ := run("get pod site -o jsonpath={.status.podIP}")
+	for _, tt := range []struct{ line, want string }{
+		{"port-forward svc/site-80 8080:80", "pod/site (IP " + ip + ") would serve:\n  localhost:8080 -> 8080: from inside the cluster, curl http://" + ip + ":8080/\n"},
+		{"port-forward site :8080", "  a free local port -> 8080: from inside the cluster, curl http://" + ip + ":8080/\n"},
+		{"port-forward svc/site-80 8080:81", "error: Service site-80 does not have a service port 81\n"},
+		{"port-forward site", "error: TYPE/NAME and list of ports are required for port-forward\nSee 'kubectl port-forward -h' for help and examples\n"},
+		{"port-forward site x:80", "error: error parsing local port 'x': strconv.ParseUint: parsing \"x\": invalid syntax\n"},
+		{"port-forward site 80:0", "error: remote port must be > 0\n"},
+		{"port-forward pod/nope 80", "Error from server (NotFound): pods \"nope\" not found\n"},
+		{"port-forward configmap/kube-root-ca.crt 80", "error: cannot attach to *v1.ConfigMap: not implemented\n"},
+	} {
+		out, errs, code := run(tt.line)
+		if code != 1 || out != "" || !strings.Contains(errs, tt.want) {
+			t.Errorf("%s: exit %d, printed %q %q; want exit 1 and %q", tt.line, code, out, errs, tt.want)
+		}
+	}
 }
