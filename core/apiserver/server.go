@@ -76,6 +76,9 @@ type Config struct {
 	Exec ExecProvider
 	// PortForward serves pods/portforward (portforward.go); nil answers 503.
 	PortForward PortForwardProvider
+	// PodNetwork carries pods/proxy and services/proxy to the pods
+	// (proxy.go); nil answers 503.
+	PodNetwork PodNetwork
 	// Decisions serves the scheduler's decision records (decisions.go); nil answers 503.
 	Decisions DecisionProvider
 	// Clock is used for ages in tables; nil means the real clock.
@@ -151,6 +154,10 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc(execPattern, s.podExec)
 	s.mux.HandleFunc(portForwardPattern, s.podPortForward)
 	s.mux.HandleFunc(attachPattern, s.podAttach)
+	s.mux.HandleFunc(podProxyPattern, s.podProxy)
+	s.mux.HandleFunc(podProxyPattern+"/{path...}", s.podProxy)
+	s.mux.HandleFunc(serviceProxyPattern, s.serviceProxy)
+	s.mux.HandleFunc(serviceProxyPattern+"/{path...}", s.serviceProxy)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, notFoundPath(r.URL.Path))
 	})

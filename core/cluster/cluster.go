@@ -143,6 +143,7 @@ func New(cfg Config) (*Cluster, error) {
 	c.API, err = apiserver.New(apiserver.Config{
 		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec),
 		PortForward:     apiserver.PortForwardProviderFunc(c.podPortForward),
+		PodNetwork:      apiserver.PodNetworkFunc(c.podHTTPHandler),
 		Decisions:       apiserver.DecisionProviderFunc(c.schedulingDecision),
 		ExternalAddress: cfg.ExternalAddress,
 	})

@@ -151,6 +151,16 @@ func (c *Cluster) ConsoleTransport() (*proxy.Transport, error) {
 	return c.Transport(c.nodes[0].name, metav1.NamespaceDefault)
 }
 
+// podHTTPHandler is the server on a pod address, reached from the control
+// plane: what the API server's pods/proxy and services/proxy dial.
+func (c *Cluster) podHTTPHandler(addr netip.AddrPort) (http.Handler, error) {
+	n, err := c.network()
+	if err != nil {
+		return nil, err
+	}
+	return clusterNetwork{c, n}.PodHTTPHandler(addr)
+}
+
 // clusterNetwork is the network between the nodes: node addresses lead to
 // their kube-proxy, pod addresses to the kubelet of the node whose podCIDR
 // holds them.

@@ -15,6 +15,7 @@ import (
 
 // getOptions are the flags of `kubectl get` (upstream pkg/cmd/get/get.go).
 type getOptions struct {
+	raw string // --raw: GET this URI and print the answer as is
 	output            string
 	labelSelector     string
 	fieldSelector     string
@@ -70,10 +71,39 @@ func (s *session) newGetCommand() *cobra.Command {
 	f.BoolVar(&o.showLabels, "show-labels", false, "When printing, show all labels as the last column (default hide labels column)")
 	f.BoolVar(&o.noHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers (default print headers).")
 	f.BoolVar(&o.ignoreNotFound, "ignore-not-found", false, "If set to true, suppresses NotFound error for specific objects that do not exist.")
+	f.StringVar(&o.raw, "raw", "", "Raw URI to request from the server.  Uses the transport specified by the kubeconfig file.")
 	return cmd
 }
 
+// runGetRaw is `kubectl get --raw URI`: one GET, the answer printed as it
+// came (upstream RawGet), with upstream's checks of the flags first.
+func (s *session) runGetRaw(cmd *cobra.Command, o *getOptions, args []string) error {
+	if len(args) > 0 {
+		return errors.New("arguments may not be passed when --raw is specified")
+	}
+	if o.watch || o.watchOnly || o.labelSelector != "" {
+		return errors.New("--raw may not be specified with other flags that filter the server request or alter the output")
+	}
+	if o.output != "" {
+		return usageErrorf(cmd, "--raw and --output are mutually exclusive")
+	}
+	u, err := url.ParseRequestURI(o.raw)
+	if err != nil {
+		return usageErrorf(cmd, "--raw must be a valid URL path: %v", err)
+	}
+	resp, err := s.client.do(s.ctx, request{method: http.MethodGet, path: u.Path, query: u.Query(), accept: "*/*"})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(s.out(), resp.Body)
+	return err
+}
+
 func (s *session) runGet(cmd *cobra.Command, o *getOptions, args []string) error {
+	if o.raw != "" {
+		return s.runGetRaw(cmd, o, args)
+	}
 	if o.template != "" && o.output == "" {
 		o.output = "go-template" // --template alone means a Go template, as upstream
 	}

@@ -67,6 +67,18 @@ func TestRunExposeOnCluster(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	// The API server's proxy reaches the pod, by name or through the
+	// Service; get --raw prints the answer as it comes.
+	for line, want := range map[string]string{
+		"get --raw /api/v1/namespaces/default/pods/site:8080/proxy/":             "web: hello from site ",
+		"get --raw /api/v1/namespaces/default/services/site-80:80/proxy/healthz": "ok\n",
+		"get --raw /api/v1/namespaces/default/pods/site/proxy/healthz?x=1":       "ok\n",
+	} {
+		if out, errs, code := run(line); code != 0 || !strings.HasPrefix(out, want) {
+			t.Errorf("%s: exit %d, printed %q %q; want %q", line, code, out, errs, want)
+		}
+	}
+
 	// port-forward finds the pod and port (a Service port becomes its
 	// targetPort) and says how to reach them from inside the cluster.
 	ip, _, _ := run("get pod site -o jsonpath={.status.podIP}")
@@ -79,6 +91,11 @@ func TestRunExposeOnCluster(t *testing.T) {
 		{"port-forward site 80:0", "error: remote port must be > 0\n"},
 		{"port-forward pod/nope 80", "Error from server (NotFound): pods \"nope\" not found\n"},
 		{"port-forward configmap/kube-root-ca.crt 80", "error: cannot attach to *v1.ConfigMap: not implemented\n"},
+		{"get --raw /api/v1/namespaces/default/pods/nope/proxy/", "Error from server (NotFound): pods \"nope\" not found\n"},
+		{"get --raw /api/v1/namespaces/default/services/site-80:81/proxy/", "Error from server (ServiceUnavailable): no service port 81 found for service \"site-80\"\n"},
+		{"get pods --raw /api", "error: arguments may not be passed when --raw is specified\n"},
+		{"get --raw /api -o json", "error: --raw and --output are mutually exclusive\n"},
+		{"get --raw /api -w", "error: --raw may not be specified with other flags that filter the server request or alter the output\n"},
 	} {
 		out, errs, code := run(tt.line)
 		if code != 1 || out != "" || !strings.Contains(errs, tt.want) {

@@ -279,6 +279,24 @@ forward() {
     sed 's/^/     log    | /' "$work/forward.log" | head -10
   fi
 }
+# --- the API server's proxy to pods and Services (kubectl get --raw, kubectl proxy) ---
+check "pods/proxy" 0 '^web: hello from runweb ' -- get --raw /api/v1/namespaces/default/pods/runweb:8080/proxy/
+check "services/proxy" 0 '^ok$' -- get --raw /api/v1/namespaces/default/services/runweb:8080/proxy/healthz
+check "services/proxy: no such port" 1 '^Error from server \(ServiceUnavailable\): no service port 81 found for service "runweb"$' -- get --raw /api/v1/namespaces/default/services/runweb:81/proxy/
+check "pods/proxy: nothing listens" 1 '^Error from server \(ServiceUnavailable\): error trying to reach service: dial tcp [0-9.]+:81: connect: connection refused$' -- get --raw /api/v1/namespaces/default/pods/runweb:81/proxy/
+# kubectl proxy serves the API on a local port, the proxy subresources included.
+pport=$(( 40000 + RANDOM % 20000 ))
+"$KUBECTL" proxy --port="$pport" >"$work/proxy.log" 2>&1 &
+ppid=$!
+for _ in $(seq 1 100); do grep -q '^Starting to serve' "$work/proxy.log" && break; sleep 0.1; done
+answer=$( { exec 3<>"/dev/tcp/127.0.0.1/$pport" && printf 'GET /api/v1/namespaces/default/services/runweb:8080/proxy/ HTTP/1.0\r\nHost: localhost\r\n\r\n' >&3 && timeout 10 cat <&3; } 2>&1 )
+kill "$ppid" 2>/dev/null; wait "$ppid" 2>/dev/null
+if grep -q '^web: hello from runweb ' <<<"$answer"; then
+  passed=$((passed + 1)); echo "ok   kubectl proxy to services/proxy"
+else
+  failed=$((failed + 1)); echo "FAIL kubectl proxy to services/proxy"
+  sed 's/^/     answer | /' <<<"$answer" | head -10; sed 's/^/     log    | /' "$work/proxy.log" | head -5
+fi
 forward "port-forward svc/runweb" svc/runweb 8080 '^web: hello from runweb ' '^Handling connection for [0-9]+$'
 forward "port-forward pod/runweb" pod/runweb 8080 '^HTTP/1\.[01] 200 OK' "^Forwarding from 127\.0\.0\.1:[0-9]+ -> 8080\$"
 forward "port-forward to a port nobody serves" pod/runweb 81 '^$' \
