@@ -93,6 +93,7 @@ type Cluster struct {
 	running  map[string]*kubeletRun // the kubelets whose Run is running
 	ctx      context.Context        // Start's context; StartNode runs under it
 	nodes    []nodeSpec
+	synced   []func() bool // the HasSynced of the components Launch started
 
 	net networkState // kube-proxies and cluster DNS (network.go)
 }
@@ -175,8 +176,33 @@ func (c *Cluster) Client(userAgent string) *client.Client { return client.New(c.
 
 // Start runs the control plane and the nodes in goroutines until ctx is
 // done. It returns once every component has started and filled its caches
-// (ctx's error if ctx ends first).
+// (ctx's error if ctx ends first): Launch, then WaitForCacheSync.
 func (c *Cluster) Start(ctx context.Context) error {
+	if err := c.Launch(ctx); err != nil {
+		return err
+	}
+	return c.WaitForCacheSync(ctx)
+}
+
+// WaitForCacheSync waits until every controller, the scheduler and the
+// running kubelets have listed what they watch: from then on each learns
+// of a change by a watch event, so a command shows the whole path
+// (kubectl, etcd, the controller's watch) in the trace.
+func (c *Cluster) WaitForCacheSync(ctx context.Context) error {
+	c.mu.RLock()
+	synced := c.synced
+	c.mu.RUnlock()
+	if !client.WaitForCacheSync(ctx, synced...) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// Launch starts the control plane and the nodes in goroutines until ctx is
+// done and returns at once, while the components fill their caches. The
+// browser build launches, so that its console answers meanwhile (in a tab
+// the lists take half a second of the one thread).
+func (c *Cluster) Launch(ctx context.Context) error {
 	clk := c.cfg.Clock
 	type runner interface{ Run(context.Context) error }
 	var runners []runner
@@ -273,25 +299,19 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.ctx = ctx
-	synced := []func() bool{
+	c.synced = []func() bool{
 		dc.HasSynced, rsc.HasSynced, gc.HasSynced, nsc.HasSynced, nlc.HasSynced, tec.HasSynced,
 		jc.HasSynced, epc.HasSynced, esc.HasSynced, dsc.HasSynced, pgc.HasSynced, sched.HasSynced,
 	}
 	for _, n := range c.nodes {
 		c.startKubeletLocked(n.name)
-		synced = append(synced, c.kubelets[n.name].HasSynced)
+		c.synced = append(c.synced, c.kubelets[n.name].HasSynced)
 	}
 	c.mu.Unlock()
 	go func() {
 		<-ctx.Done()
 		_ = c.Cache.Close(context.Background())
 	}()
-	// Ready when every component has listed what it watches: from then on
-	// each learns of a change by a watch event, so a learner's first
-	// command shows the whole path (kubectl, etcd, the controller's watch).
-	if !client.WaitForCacheSync(ctx, synced...) {
-		return ctx.Err()
-	}
 	return nil
 }
 

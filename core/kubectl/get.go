@@ -15,7 +15,7 @@ import (
 
 // getOptions are the flags of `kubectl get` (upstream pkg/cmd/get/get.go).
 type getOptions struct {
-	raw string // --raw: GET this URI and print the answer as is
+	raw               string // --raw: GET this URI and print the answer as is
 	output            string
 	labelSelector     string
 	fieldSelector     string
