@@ -18,7 +18,8 @@ import (
 // /portForward endpoint, and the kubelet's runtime dials the port inside
 // the pod). The pod is bound to a node. stream is the connection's bytes,
 // both ways; PortForward returns when the connection has ended, with an
-// error when it could not be made (the client prints it).
+// error when it could not be made (the client prints it). The caller
+// closes stream afterwards.
 type PortForwardProvider interface {
 	PortForward(ctx context.Context, pod *corev1.Pod, port int32, stream io.ReadWriteCloser) error
 }

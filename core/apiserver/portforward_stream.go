@@ -255,6 +255,8 @@ func (f *portForwarder) forward(p *streamPair) {
 	defer f.forwarding.Done()
 	defer f.conn.RemoveStreams(p.data, p.err)
 	defer p.err.Close()
+	// The provider may have closed the data stream already: harmless.
+	defer p.data.Close()
 	port, _ := strconv.ParseUint(p.data.Headers().Get(corev1.PortHeader), 10, 16) // checked in newStream
 	if err := f.provider.PortForward(f.ctx, f.pod, int32(port), p.data); err != nil {
 		fmt.Fprintf(p.err, "error forwarding port %d to pod %s, uid : %v", port, f.pod.UID, err)

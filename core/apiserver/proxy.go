@@ -80,12 +80,21 @@ func splitSchemeNamePort(id string) (scheme, name, port string, ok bool) {
 	return scheme, name, port, true
 }
 
+// proxyTarget reads the {name} of a pods/proxy or services/proxy request
+// (splitSchemeNamePort); a malformed one is answered with a 400 naming
+// kind ("invalid pod request").
+func proxyTarget(w http.ResponseWriter, r *http.Request, kind string) (id, scheme, name, port string, ok bool) {
+	id = r.PathValue("name")
+	if scheme, name, port, ok = splitSchemeNamePort(id); !ok {
+		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid %s request %q", kind, id)))
+	}
+	return id, scheme, name, port, ok
+}
+
 // podProxy serves pods/proxy.
 func (s *Server) podProxy(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("name")
-	scheme, name, port, ok := splitSchemeNamePort(id)
+	_, scheme, name, port, ok := proxyTarget(w, r, "pod")
 	if !ok {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid pod request %q", id)))
 		return
 	}
 	r.SetPathValue("name", name)
@@ -113,10 +122,8 @@ func (s *Server) podProxy(w http.ResponseWriter, r *http.Request) {
 // serviceProxy serves services/proxy: a random ready endpoint of the
 // Service's port.
 func (s *Server) serviceProxy(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("name")
-	scheme, name, port, ok := splitSchemeNamePort(id)
+	id, scheme, name, port, ok := proxyTarget(w, r, "service")
 	if !ok {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid service request %q", id)))
 		return
 	}
 	ns := r.PathValue("namespace")

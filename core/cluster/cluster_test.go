@@ -22,7 +22,13 @@ import (
 
 func startCluster(t *testing.T) (*cluster.Cluster, context.Context) {
 	t.Helper()
-	c, err := cluster.New(cluster.Config{Images: images.New()})
+	return startClusterWith(t, cluster.Config{Images: images.New()})
+}
+
+// startClusterWith starts a cluster of cfg that stops when the test ends.
+func startClusterWith(t *testing.T, cfg cluster.Config) (*cluster.Cluster, context.Context) {
+	t.Helper()
+	c, err := cluster.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

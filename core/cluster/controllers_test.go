@@ -66,15 +66,7 @@ func startFakeCluster(t *testing.T) *fakeCluster {
 	t.Helper()
 	start := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 	clk := testingclock.NewFakeClock(start)
-	c, err := cluster.New(cluster.Config{Images: images.New(), Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := startClusterWith(t, cluster.Config{Images: images.New(), Clock: clk})
 	f := &fakeCluster{Cluster: c, t: t, ctx: ctx, clk: clk, cl: c.Client("test"), start: start}
 	f.until("3 Ready nodes with Leases", func() (bool, string) {
 		nodes, _, _ := f.cl.Nodes().List(ctx, "", registry.ListOptions{})

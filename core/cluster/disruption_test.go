@@ -30,15 +30,7 @@ import (
 // seconds until the disruption controller has seen a replacement Ready on
 // node-2. The drain ends once all three have moved.
 func TestDrainHonoursDisruptionBudget(t *testing.T) {
-	c, err := cluster.New(cluster.Config{Images: images.New(), Nodes: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := startClusterWith(t, cluster.Config{Images: images.New(), Nodes: 2})
 	cl := c.Client("test")
 	tr := kubectl.InProcessTransport(c.Handler())
 	run := func(line string, out, errOut *syncbuf.Buffer) int {

@@ -43,11 +43,9 @@ func (c *Cluster) podExec(ctx context.Context, pod *corev1.Pod, container string
 func (c *Cluster) podPortForward(ctx context.Context, pod *corev1.Pod, port int32, stream io.ReadWriteCloser) error {
 	k, ok := c.Kubelet(pod.Spec.NodeName)
 	if !ok {
-		stream.Close()
 		return fmt.Errorf("no kubelet for node %q", pod.Spec.NodeName)
 	}
 	if !c.NodeRunning(pod.Spec.NodeName) {
-		stream.Close()
 		return fmt.Errorf("error dialing backend: the kubelet of node %q is not running", pod.Spec.NodeName)
 	}
 	return k.PortForward(ctx, pod, port, stream)

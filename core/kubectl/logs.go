@@ -197,6 +197,12 @@ func (s *session) firstPodOf(res apiResource, name string, timeout time.Duration
 	if err != nil {
 		return nil, fmt.Errorf("cannot get the logs from %s: %v", res.kindName(), err)
 	}
+	return s.firstPodMatching(sel, timeout)
+}
+
+// firstPodMatching is the most useful pod matching the label selector sel
+// (the order of loggingLess), waiting up to timeout for one to appear.
+func (s *session) firstPodMatching(sel string, timeout time.Duration) (*corev1.Pod, error) {
 	pods, _ := s.resolve("pods")
 	deadline := time.Now().Add(timeout)
 	for {

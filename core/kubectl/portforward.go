@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -128,13 +129,9 @@ func (s *session) portForwardTarget(arg string, timeout time.Duration) (pod *cor
 	if err != nil {
 		return nil, nil, err
 	}
-	pods, err := s.resolve("pods")
-	if err != nil {
-		return nil, nil, err
-	}
 	switch {
 	case res.Group == "" && res.Name == "pods":
-		pod, err = s.getPod(pods, name)
+		pod, err = s.getPod(res, name)
 		return pod, nil, err
 	case res.Group == "" && res.Name == "services":
 		svc = &corev1.Service{}
@@ -144,6 +141,8 @@ func (s *session) portForwardTarget(arg string, timeout time.Duration) (pod *cor
 		if len(svc.Spec.Selector) == 0 {
 			return nil, nil, fmt.Errorf("invalid service '%s': Service is defined without a selector", name)
 		}
+		pod, err = s.firstPodMatching(labels.SelectorFromSet(svc.Spec.Selector).String(), timeout)
+		return pod, svc, err
 	}
 	if !selectsPods[res.Kind] {
 		if _, err := s.getObject(res, s.namespaceFor(res, false), name); err != nil {
@@ -152,13 +151,13 @@ func (s *session) portForwardTarget(arg string, timeout time.Duration) (pod *cor
 		return nil, nil, fmt.Errorf("cannot attach to *%s.%s: not implemented", res.Version, res.Kind)
 	}
 	pod, err = s.firstPodOf(res, name, timeout)
-	return pod, svc, err
+	return pod, nil, err
 }
 
 // selectsPods are the kinds whose pods port-forward can pick (upstream
 // AttachablePodForObject).
 var selectsPods = map[string]bool{
-	"Service": true, "Deployment": true, "ReplicaSet": true, "StatefulSet": true,
+	"Deployment": true, "ReplicaSet": true, "StatefulSet": true,
 	"DaemonSet": true, "Job": true, "ReplicationController": true,
 }
 
