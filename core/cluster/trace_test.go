@@ -124,3 +124,28 @@ func dump(hops []trace.Hop) string {
 	}
 	return b.String()
 }
+
+// TestStartWaitsForCaches: when Start returns, every component has its
+// first lists (their answers are in the trace), so a first command reaches
+// the controllers by watch.
+func TestStartWaitsForCaches(t *testing.T) {
+	c, _ := startCluster(t)
+	hops, _, _ := c.Trace.Since(0)
+	listed := map[[2]string]bool{}
+	for _, h := range hops {
+		if h.Kind == trace.Response && h.From == trace.APIServer && h.Code == 200 {
+			listed[[2]string{h.To, h.Resource}] = true
+		}
+	}
+	for _, want := range [][2]string{
+		{"deployment-controller", "deployments.apps"}, {"deployment-controller", "replicasets.apps"}, {"deployment-controller", "pods"},
+		{"replicaset-controller", "replicasets.apps"}, {"replicaset-controller", "pods"},
+		{"job-controller", "jobs.batch"}, {"endpointslice-controller", "services"},
+		{"kube-scheduler", "pods"}, {"kube-scheduler", "nodes"},
+		{"kubelet/node-1", "pods"}, {"kubelet/node-2", "pods"}, {"kubelet/node-3", "configmaps"},
+	} {
+		if !listed[want] {
+			t.Errorf("Start returned before %s had listed %s", want[0], want[1])
+		}
+	}
+}

@@ -79,6 +79,12 @@ func TestRunExposeOnCluster(t *testing.T) {
 		}
 	}
 
+	// logs of a Service are its first pod's (upstream: the Service's
+	// selector picks the pods).
+	if out, errs, code := run("logs svc/site-80"); code != 0 || !strings.HasPrefix(out, "web: site ") || errs != "" {
+		t.Errorf("logs svc/site-80: exit %d, printed %q %q; want the logs of pod site alone", code, out, errs)
+	}
+
 	// port-forward finds the pod and port (a Service port becomes its
 	// targetPort) and says how to reach them from inside the cluster.
 	ip, _, _ := run("get pod site -o jsonpath={.status.podIP}")
