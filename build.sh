@@ -107,7 +107,7 @@ step() {
 }
 
 # Small packages whose tests are cheap enough to run under the race detector.
-RACE_PACKAGES=(./core/store/... ./core/client/... ./core/trace/... ./core/eventloop/... ./core/internal/... ./wasm/bridge/... ./wasm/console/... ./site/...)
+RACE_PACKAGES=(./core/store/... ./core/client/... ./core/trace/... ./core/eventloop/... ./core/internal/... ./wasm/bridge/... ./core/console/... ./site/...)
 
 go_test_js() {
   local exec

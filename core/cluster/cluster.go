@@ -62,6 +62,9 @@ type Config struct {
 	Nodes int
 	// NodeCPU and NodeMemory are each node's capacity. Default 4 and 8Gi.
 	NodeCPU, NodeMemory resource.Quantity
+	// NodeSpecs, when not empty, are the nodes one by one (a lesson's
+	// `nodes:`), instead of Nodes, NodeCPU and NodeMemory.
+	NodeSpecs []NodeSpec
 	// Images is the image registry the kubelets pull from. Required.
 	Images cri.ImageSource
 	// Clock drives every component; nil is the real clock. A fake clock
@@ -73,6 +76,17 @@ type Config struct {
 	ExternalAddress string
 	// TraceSize is how many hops the trace keeps; 0 is trace.DefaultSize.
 	TraceSize int
+}
+
+// NodeSpec is one node: its name, capacity, and the labels and taints its
+// kubelet registers it with (upstream: the kubelet's --node-labels and
+// --register-with-taints).
+type NodeSpec struct {
+	Name string
+	// CPU and Memory are the node's capacity; zero means 4 and 8Gi.
+	CPU, Memory resource.Quantity
+	Labels      map[string]string
+	Taints      []corev1.Taint
 }
 
 // Cluster is a running (or ready to run) cluster.

@@ -2,7 +2,7 @@
 
 // Package worker connects kubetab's control plane to the Web Worker it runs
 // in. It is glue only, in the spirit of tailscale's cmd/tsconnect/wasm: every
-// decision lives in an ordinary package (wasm/bridge for HTTP, wasm/console
+// decision lives in an ordinary package (wasm/bridge for HTTP, core/console
 // for the shell, core/ for Kubernetes); this package moves bytes between
 // those and JS.
 //
@@ -37,7 +37,7 @@ import (
 	"github.com/hack-pad/safejs"
 	"github.com/syumai/workers"
 
-	"github.com/kubetab/kubetab/wasm/console"
+	"github.com/kubetab/kubetab/core/console"
 )
 
 // Serve registers api as the handler for page requests, shell as the

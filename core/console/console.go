@@ -21,7 +21,8 @@
 // Cancelling the context passed to Run is the terminal's Ctrl-C: it ends a
 // `kubectl get pods -w` or `kubectl logs -f`.
 //
-// This package has no syscall/js; wasm/ connects it to the page.
+// This package has no syscall/js; core/session registers the commands and
+// wasm/ connects the shell to the page.
 package console
 
 import (

@@ -1,0 +1,218 @@
+// Package session is one learner's sandbox: a running cluster and the
+// console that drives it, with every command the page offers (kubectl,
+// etcdctl, trace, curl, ssh, images ...).
+//
+// The browser (wasm/) and the lesson verifier (core/lesson, `kubetab lessons
+// verify`, natively) both build their console here, so a lesson's checks run
+// exactly the commands a learner types:
+//
+//	session.New ──▶ cluster.New + Launch      (store, API server, controllers,
+//	     │                                     scheduler, kubelets)
+//	     └───────▶ console.Shell              kubectl ──HTTP──▶ Handler()
+//	                 Run("kubectl get pods")   etcdctl ───────▶ the store
+//	                                           trace ─────────▶ the hops
+//
+// Reset replaces the cluster with a fresh one (a lesson's "Reset"); the
+// shell and Handler stay the same values, and every command reaches the
+// cluster that is current when it runs.
+//
+// Upstream counterpart: none in Kubernetes. It plays the part of a lab
+// machine in Killercoda or the CKA exam environment: a shell with kubectl
+// configured against one cluster.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"k8s.io/utils/clock"
+
+	"github.com/kubetab/kubetab/core/cluster"
+	"github.com/kubetab/kubetab/core/console"
+	"github.com/kubetab/kubetab/core/curl"
+	"github.com/kubetab/kubetab/core/etcdctl"
+	"github.com/kubetab/kubetab/core/kubectl"
+	"github.com/kubetab/kubetab/core/kubelet/cri"
+	"github.com/kubetab/kubetab/core/ssh"
+	"github.com/kubetab/kubetab/core/trace"
+)
+
+// Catalog is the image registry the kubelets pull from, listed by the
+// console's `images` command (wasm/images.Catalog).
+type Catalog interface {
+	cri.ImageSource
+	// WriteTable writes the catalog as a table: name, size, what it does.
+	WriteTable(w io.Writer) error
+}
+
+// Config configures a Session.
+type Config struct {
+	// Images is the registry; required.
+	Images Catalog
+	// Clock drives the cluster; nil is the real clock.
+	Clock clock.WithTickerAndDelayedExecution
+	// Cluster is the template for every cluster the session makes (its
+	// Images and Clock are set from the fields above).
+	Cluster cluster.Config
+	// WaitForCaches makes New and Reset return only once every component
+	// has listed what it watches (tests and the verifier); the page does
+	// not wait, so that its console answers while the caches fill.
+	WaitForCaches bool
+}
+
+// Session is a cluster and its console.
+type Session struct {
+	cfg   Config
+	shell *console.Shell
+
+	mu      sync.RWMutex // guards cluster, stop and network
+	cluster *cluster.Cluster
+	stop    context.CancelFunc
+	network http.RoundTripper
+}
+
+// New makes a session and starts its cluster. Close stops it.
+func New(ctx context.Context, cfg Config) (*Session, error) {
+	if cfg.Images == nil {
+		return nil, errors.New("session: Config.Images is required")
+	}
+	shell, err := console.New(console.Config{Split: kubectl.SplitWords})
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{cfg: cfg, shell: shell}
+	s.register()
+	if err := s.Reset(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Reset stops the current cluster (if any) and starts a fresh one from the
+// session's Config: a lesson's "Reset lesson", the page's "Reset cluster".
+func (s *Session) Reset(ctx context.Context) error {
+	conf := s.cfg.Cluster
+	conf.Images = s.cfg.Images
+	conf.Clock = s.cfg.Clock
+	c, err := cluster.New(conf)
+	if err != nil {
+		return fmt.Errorf("session: new cluster: %w", err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	if err := c.Launch(runCtx); err != nil {
+		stop()
+		return fmt.Errorf("session: start cluster: %w", err)
+	}
+	network, err := c.ConsoleTransport() // curl on node-1, names resolved as from namespace default
+	if err != nil {
+		stop()
+		return err
+	}
+	if s.cfg.WaitForCaches {
+		if err := c.WaitForCacheSync(ctx); err != nil {
+			stop()
+			return err
+		}
+	}
+	s.mu.Lock()
+	old := s.stop
+	s.cluster, s.stop, s.network = c, stop, network
+	s.mu.Unlock()
+	if old != nil {
+		old()
+	}
+	return nil
+}
+
+// Close stops the cluster.
+func (s *Session) Close() {
+	s.mu.Lock()
+	stop := s.stop
+	s.stop = nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// Cluster is the current cluster.
+func (s *Session) Cluster() *cluster.Cluster {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.cluster
+}
+
+// Shell is the console; Run is the usual way in.
+func (s *Session) Shell() *console.Shell { return s.shell }
+
+// Run runs one console line (or several, as the shell reads them) and
+// returns its exit code.
+func (s *Session) Run(ctx context.Context, line string, streams console.Streams) int {
+	return s.shell.Run(ctx, line, streams)
+}
+
+// Handler is the current cluster's API server. It stays valid across Reset:
+// each request reaches the cluster that is current when it arrives.
+func (s *Session) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.Cluster().Handler().ServeHTTP(w, r)
+	})
+}
+
+// transport is the current cluster's console network (kube-proxy on node-1
+// and the cluster DNS).
+func (s *Session) transport() http.RoundTripper {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.network
+}
+
+// register adds every console command. Each one reaches the current cluster
+// when it runs, so Reset needs no registration again.
+func (s *Session) register() {
+	sh := s.shell
+	api := kubectl.InProcessTransport(s.Handler())
+	sh.Register("kubectl", "control the cluster: get, create, apply, logs, exec ... (the real kubectl's commands)", func(ctx context.Context, args []string, st console.Streams) int {
+		return kubectl.Run(ctx, args, kubectl.IOStreams{In: st.In, Out: st.Out, ErrOut: st.ErrOut}, api)
+	})
+	network := roundTripperFunc(func(r *http.Request) (*http.Response, error) { return s.transport().RoundTrip(r) })
+	sh.Register("curl", "send an HTTP request through the cluster's network (Services, cluster DNS, pod IPs)", func(ctx context.Context, args []string, st console.Streams) int {
+		return curl.Run(ctx, curl.Config{Transport: network}, args, curl.IOStreams{In: st.In, Out: st.Out, ErrOut: st.ErrOut})
+	})
+	// etcdctl get /registry/pods --prefix --keys-only: the store as it is
+	// (read-only: writes go through the API server).
+	sh.Register("etcdctl", "read the store behind the API server (get, watch, endpoint status)", func(ctx context.Context, args []string, st console.Streams) int {
+		return etcdctl.Run(ctx, args, etcdctl.IOStreams{In: st.In, Out: st.Out, ErrOut: st.ErrOut}, s.Cluster().Store)
+	})
+	// trace web: every hop of the requests about web and what it made, from
+	// kubectl through the API server, etcd, the controllers and the
+	// scheduler to the kubelet's CNI and CRI calls.
+	sh.Register("trace", "show every hop of requests: kubectl, API server, etcd, controllers, scheduler, kubelet", func(ctx context.Context, args []string, st console.Streams) int {
+		return trace.Run(ctx, s.Cluster().Trace, args, trace.IOStreams{Out: st.Out, ErrOut: st.ErrOut})
+	})
+	// ssh NODE systemctl stop|start kubelet: a node failure, for the node
+	// lifecycle lesson.
+	sh.Register("ssh", "stop or start a node's kubelet (ssh node-2 systemctl stop kubelet)", func(ctx context.Context, args []string, st console.Streams) int {
+		return ssh.Run(ctx, s.Cluster(), args, ssh.IOStreams{Out: st.Out, ErrOut: st.ErrOut})
+	})
+	// images: the registry's catalog, a learner's own modules included.
+	sh.Register("images", "list the images the kubelets can pull, yours included", func(ctx context.Context, args []string, st console.Streams) int {
+		if len(args) > 0 {
+			fmt.Fprintln(st.ErrOut, "usage: images (lists the images pods can run; add your own .wasm in the page's Images panel)")
+			return console.ExitUsage
+		}
+		if err := s.cfg.Images.WriteTable(st.Out); err != nil {
+			fmt.Fprintln(st.ErrOut, err)
+			return 1
+		}
+		return console.ExitOK
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
