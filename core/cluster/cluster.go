@@ -282,7 +282,7 @@ func (c *Cluster) Launch(ctx context.Context) error {
 		// evented PLEG); the kubelet exists only after the runtime, hence the
 		// variable the closure reads.
 		var kl *kubelet.Kubelet
-		rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: clk, OnEvent: func(ev cri.ContainerEvent) {
+		rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: clk, Network: podNetwork{c, n.name}, OnEvent: func(ev cri.ContainerEvent) {
 			if kl != nil {
 				kl.HandleContainerEvent(ev)
 			}

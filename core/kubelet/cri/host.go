@@ -49,8 +49,10 @@ var hostFunctions = map[string]struct{ params, results int }{
 // wget and nslookup in a container use. core/cluster implements it with the
 // node's kube-proxy and the cluster DNS.
 type PodNetwork interface {
-	// Transport is an HTTP client transport from a pod of namespace.
-	Transport(namespace string) (http.RoundTripper, error)
+	// RoundTrip sends req from a pod of namespace, as http.RoundTripper
+	// does; addr is the address it connected to ("10.96.0.5:80": the
+	// Service's, before kube-proxy's DNAT), for the client's messages.
+	RoundTrip(req *http.Request, namespace string) (resp *http.Response, addr string, err error)
 	// LookupNetIP resolves host as the pod's resolver does (an absolute
 	// name ends with a dot). Errors are *net.DNSError.
 	LookupNetIP(ctx context.Context, namespace, host string) ([]netip.Addr, error)
@@ -235,20 +237,18 @@ func (h *hostState) httpGet(ctx context.Context, url string, ok bool) (int32, st
 	if h.c.network == nil {
 		return -4, "no pod network"
 	}
-	rt, err := h.c.network.Transport(h.c.cfg.PodNamespace)
-	if err != nil {
-		return -4, err.Error()
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return -7, err.Error()
 	}
 	req.Header.Set("User-Agent", "Wget")
-	resp, err := rt.RoundTrip(req)
+	resp, addr, err := h.c.network.RoundTrip(req, h.c.cfg.PodNamespace)
+	if addr == "" {
+		addr = req.URL.Host
+	}
 	if err != nil {
 		var dnsErr *net.DNSError
 		var opErr *net.OpError
-		addr := req.URL.Host
 		if errors.As(err, &opErr) && opErr.Addr != nil {
 			addr = opErr.Addr.String()
 		}
@@ -271,10 +271,6 @@ func (h *hostState) httpGet(ctx context.Context, url string, ok bool) (int32, st
 	}
 	h.nextBody++
 	h.bodies[h.nextBody] = resp.Body
-	addr := req.URL.Host
-	if resp.Request != nil && resp.Request.RemoteAddr != "" {
-		addr = resp.Request.RemoteAddr
-	}
 	return h.nextBody, fmt.Sprintf("%s %s\n%s", resp.Proto, resp.Status, addr)
 }
 
