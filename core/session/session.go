@@ -86,7 +86,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Files == nil {
 		cfg.Files = console.NewFiles()
 	}
-	shell, err := console.New(console.Config{Split: kubectl.SplitWords, Files: cfg.Files})
+	shell, err := console.New(console.Config{Files: cfg.Files})
 	if err != nil {
 		return nil, err
 	}

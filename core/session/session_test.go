@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,4 +101,84 @@ func TestKubectlReadsTheConsoleFiles(t *testing.T) {
 	if code != 1 || errOut != "error: the path \"my-app.yaml\" does not exist\n" {
 		t.Errorf("apply -f my-app.yaml = %d %q", code, errOut)
 	}
+}
+
+// The lesson's path: a here-document writes a manifest, kubectl applies
+// it, and a pipe feeds one kubectl's YAML to another's -f -.
+func TestHeredocApplyAndPipes(t *testing.T) {
+	s := newSession(t, session.Config{})
+	script := "cat <<EOF > d.yaml\n" + deployment + "EOF\nkubectl apply -f d.yaml"
+	if got := mustRun(t, s, script); got != "deployment.apps/d created\n" {
+		t.Errorf("apply printed %q", got)
+	}
+	if got := mustRun(t, s, "ls"); got != "d.yaml\n" {
+		t.Errorf("ls = %q", got)
+	}
+	if got := mustRun(t, s, "kubectl get deploy d -o jsonpath={.spec.replicas}"); got != "1" {
+		t.Errorf("replicas = %q", got)
+	}
+	// Round trip through a pipe. The YAML carries the resourceVersion, so
+	// (as upstream) it conflicts if a controller wrote in between: wait for
+	// the Deployment to settle.
+	eventually(t, s, "kubectl get deploy d -o jsonpath={.status.readyReplicas}", "1")
+	if got := mustRun(t, s, "kubectl get deploy d -o yaml | kubectl apply -f -"); got != "deployment.apps/d configured\n" && got != "deployment.apps/d unchanged\n" {
+		t.Errorf("get -o yaml | apply -f - printed %q", got)
+	}
+	// A change made in the pipe reaches the cluster.
+	mustRun(t, s, "kubectl get deploy d -o yaml | grep -v resourceVersion > d2.yaml")
+	mustRun(t, s, "kubectl scale deploy d --replicas=2 && kubectl get deploy d -o jsonpath={.spec.replicas} > n.txt")
+	if got := mustRun(t, s, "cat n.txt"); got != "2" {
+		t.Errorf("n.txt = %q", got)
+	}
+	eventually(t, s, "kubectl get pods -l app=d --no-headers | grep -c Running", "2")
+	if got := mustRun(t, s, "kubectl get pods -l app=d -o name | wc -l"); got != "2\n" {
+		t.Errorf("pods | wc -l = %q", got)
+	}
+	_, errOut, code := run(t, s, "kubectl get deploy nope 2>&1 | grep -c NotFound; kubectl get deploy nope 2>/dev/null || echo gone")
+	if code != 0 || errOut != "" {
+		t.Errorf("= %d %q", code, errOut)
+	}
+}
+
+// kubectl get -w | grep streams in the console, and Ctrl-C ends both.
+func TestWatchThroughGrep(t *testing.T) {
+	s := newSession(t, session.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- s.Run(ctx, "kubectl get pods -w | grep --line-buffered watched", console.Streams{Out: &out, ErrOut: &out})
+	}()
+	mustRun(t, s, "kubectl run watched --image=hello")
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "watched") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watch did not reach grep: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Ctrl-C did not end kubectl get -w | grep")
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
