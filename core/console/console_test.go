@@ -271,7 +271,9 @@ func TestPipelineStreamsAndCancels(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan int)
-	go func() { done <- sh.Run(ctx, "watch | grep 'line [0-9]*3$' | cat; echo not reached", Streams{Out: &out, ErrOut: &out}) }()
+	go func() {
+		done <- sh.Run(ctx, "watch | grep 'line [0-9]*3$' | cat; echo not reached", Streams{Out: &out, ErrOut: &out})
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), "line 13\n") {
 		if time.Now().After(deadline) {
