@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/core/console"
 	"github.com/kubetab/kubetab/core/session"
 	"github.com/kubetab/kubetab/wasm/images"
@@ -181,4 +185,86 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// The lesson "a Pending pod schedules once a node joins", in console
+// commands: a pod too big for the nodes stays Pending (Insufficient cpu);
+// `node add` a bigger one and it runs there.
+func TestNodeAddSchedulesAPendingPod(t *testing.T) {
+	s := newSession(t, session.Config{})
+	mustRun(t, s, `cat <<'EOF' | kubectl apply -f -
+apiVersion: v1
+kind: Pod
+metadata:
+  name: big
+spec:
+  containers:
+  - name: hello
+    image: hello
+    resources:
+      requests:
+        cpu: "6"
+EOF`)
+	eventually(t, s, "kubectl get events --field-selector reason=FailedScheduling", "Insufficient cpu")
+	if got := mustRun(t, s, "kubectl get pod big -o jsonpath={.status.phase}"); got != "Pending" {
+		t.Fatalf("big is %q before the node joins", got)
+	}
+	if got := mustRun(t, s, "node add node-4 --cpu=8 --memory=16Gi --label size=big"); got != "node/node-4 added: kubectl get nodes shows it Ready in a moment\n" {
+		t.Errorf("node add printed %q", got)
+	}
+	eventually(t, s, "kubectl get pod big -o jsonpath={.spec.nodeName}/{.status.phase}", "node-4/Running")
+	eventually(t, s, "kubectl get nodes -l size=big --no-headers", "node-4   Ready")
+
+	// node remove: the Node object goes at once.
+	out := mustRun(t, s, "node remove node-4 && kubectl get nodes -o name")
+	if !strings.Contains(out, "node/node-4 removed") || strings.Contains(out, "node/node-4\n") {
+		t.Errorf("node remove then get nodes printed %q", out)
+	}
+	if _, _, code := run(t, s, "kubectl get node node-4"); code != 1 {
+		t.Errorf("kubectl get node node-4 after remove: exit %d", code)
+	}
+}
+
+// Reset with nodes makes a fresh cluster of those nodes and empties the
+// files; Reset(nil) goes back to the Config's nodes. The shell, its files
+// and the handler stay the same values.
+func TestResetWithNodes(t *testing.T) {
+	s := newSession(t, session.Config{})
+	files := s.Files()
+	mustRun(t, s, "echo x > notes.txt; kubectl create namespace old")
+	ctx := context.Background()
+	err := s.Reset(ctx, []cluster.NodeSpec{
+		{Name: "worker-a", CPU: resource.MustParse("2"), Labels: map[string]string{"zone": "a"}},
+		{Name: "worker-b", Taints: []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Files() != files || len(files.List()) != 0 {
+		t.Errorf("after Reset: files %q (same value: %v)", files.List(), s.Files() == files)
+	}
+	eventually(t, s, "kubectl get nodes -o jsonpath={.items[*].metadata.name}", "worker-a worker-b")
+	if got := mustRun(t, s, "kubectl get node worker-b -o jsonpath={.spec.taints[0].key}={.spec.taints[0].value}:{.spec.taints[0].effect}"); got != "dedicated=db:NoSchedule" {
+		t.Errorf("worker-b taint = %q", got)
+	}
+	if got := mustRun(t, s, "kubectl get node worker-a -o jsonpath={.status.capacity.cpu}/{.metadata.labels.zone}"); got != "2/a" {
+		t.Errorf("worker-a = %q", got)
+	}
+	if _, _, code := run(t, s, "kubectl get namespace old"); code != 1 {
+		t.Error("the old cluster's namespace is still there")
+	}
+	// Bad nodes change nothing.
+	if err := s.Reset(ctx, []cluster.NodeSpec{{Name: "Bad_Name"}}); err == nil {
+		t.Error("Reset with a bad node name succeeded")
+	}
+	if err := s.Reset(ctx, []cluster.NodeSpec{}); err == nil {
+		t.Error("Reset with no nodes succeeded")
+	}
+	if got := mustRun(t, s, "kubectl get nodes -o name | wc -l"); got != "2\n" {
+		t.Errorf("after refused Resets: %q nodes", got)
+	}
+	if err := s.Reset(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, s, "kubectl get nodes -o jsonpath={.items[*].metadata.name}", "node-1 node-2 node-3")
 }
