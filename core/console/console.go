@@ -55,12 +55,17 @@ type Command func(ctx context.Context, args []string, streams Streams) int
 type Config struct {
 	// Split splits a line into words (kubectl.SplitWords in kubetab).
 	Split func(line string) ([]string, error)
+	// Files is the working directory of the shell's builtins (ls, cat,
+	// redirections) and of the commands that read files; nil is a new,
+	// empty one.
+	Files *Files
 }
 
 // Shell looks up and runs commands. Register every command before the first
 // Run; Run itself is safe to call from several goroutines.
 type Shell struct {
 	split     func(string) ([]string, error)
+	files     *Files
 	commands  map[string]Command
 	summaries map[string]string
 }
@@ -70,8 +75,14 @@ func New(conf Config) (*Shell, error) {
 	if conf.Split == nil {
 		return nil, errors.New("console: Config.Split is required")
 	}
-	return &Shell{split: conf.Split, commands: map[string]Command{}, summaries: map[string]string{}}, nil
+	if conf.Files == nil {
+		conf.Files = NewFiles()
+	}
+	return &Shell{split: conf.Split, files: conf.Files, commands: map[string]Command{}, summaries: map[string]string{}}, nil
 }
+
+// Files is the shell's working directory.
+func (s *Shell) Files() *Files { return s.files }
 
 // Register adds a command under name, replacing any command of that name;
 // summary is its line in help.

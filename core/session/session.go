@@ -58,6 +58,9 @@ type Config struct {
 	// Cluster is the template for every cluster the session makes (its
 	// Images and Clock are set from the fields above).
 	Cluster cluster.Config
+	// Files is the console's working directory (lessons put their files
+	// there); nil is a new, empty one. Reset empties it.
+	Files *console.Files
 	// WaitForCaches makes New and Reset return only once every component
 	// has listed what it watches (tests and the verifier); the page does
 	// not wait, so that its console answers while the caches fill.
@@ -80,12 +83,17 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Images == nil {
 		return nil, errors.New("session: Config.Images is required")
 	}
-	shell, err := console.New(console.Config{Split: kubectl.SplitWords})
+	if cfg.Files == nil {
+		cfg.Files = console.NewFiles()
+	}
+	shell, err := console.New(console.Config{Split: kubectl.SplitWords, Files: cfg.Files})
 	if err != nil {
 		return nil, err
 	}
 	s := &Session{cfg: cfg, shell: shell}
-	s.register()
+	if err := s.register(); err != nil {
+		return nil, err
+	}
 	if err := s.Reset(ctx); err != nil {
 		return nil, err
 	}
@@ -146,6 +154,10 @@ func (s *Session) Cluster() *cluster.Cluster {
 	return s.cluster
 }
 
+// Files is the console's working directory: what `ls` lists and
+// `kubectl apply -f` reads.
+func (s *Session) Files() *console.Files { return s.cfg.Files }
+
 // Shell is the console; Run is the usual way in.
 func (s *Session) Shell() *console.Shell { return s.shell }
 
@@ -173,11 +185,19 @@ func (s *Session) transport() http.RoundTripper {
 
 // register adds every console command. Each one reaches the current cluster
 // when it runs, so Reset needs no registration again.
-func (s *Session) register() {
+func (s *Session) register() error {
 	sh := s.shell
-	api := kubectl.InProcessTransport(s.Handler())
+	// kubectl reads -f FILE and -f DIR from the console's files.
+	cli, err := kubectl.New(kubectl.Config{
+		Transport: kubectl.InProcessTransport(s.Handler()),
+		ReadFile:  s.cfg.Files.ReadFile,
+		ReadDir:   s.cfg.Files.ReadDir,
+	})
+	if err != nil {
+		return err
+	}
 	sh.Register("kubectl", "control the cluster: get, create, apply, logs, exec ... (the real kubectl's commands)", func(ctx context.Context, args []string, st console.Streams) int {
-		return kubectl.Run(ctx, args, kubectl.IOStreams{In: st.In, Out: st.Out, ErrOut: st.ErrOut}, api)
+		return cli.Run(ctx, args, kubectl.IOStreams{In: st.In, Out: st.Out, ErrOut: st.ErrOut})
 	})
 	network := roundTripperFunc(func(r *http.Request) (*http.Response, error) { return s.transport().RoundTrip(r) })
 	sh.Register("curl", "send an HTTP request through the cluster's network (Services, cluster DNS, pod IPs)", func(ctx context.Context, args []string, st console.Streams) int {
@@ -211,6 +231,7 @@ func (s *Session) register() {
 		}
 		return console.ExitOK
 	})
+	return nil
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
