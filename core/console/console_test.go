@@ -175,6 +175,23 @@ func TestRunHeredocs(t *testing.T) {
 	})
 }
 
+func TestGlobs(t *testing.T) {
+	files := map[string]string{"a.yaml": "a\n", "b.yaml": "b\n", "c.yml": "c\n", ".hidden.yaml": "h\n", "app/web.yaml": "w\n", "app/db.json": "d\n", "x*y": "star\n"}
+	runCases(t, []shellCase{
+		{name: "star", files: files, script: "args *.yaml", wantCode: 2, wantOut: "args=[\"a.yaml\" \"b.yaml\"]\n"},
+		{name: "in a directory", files: files, script: "args app/*", wantCode: 2, wantOut: "args=[\"app/db.json\" \"app/web.yaml\"]\n"},
+		{name: "question mark and class", files: files, script: "args [ab].y?ml", wantCode: 2, wantOut: "args=[\"a.yaml\" \"b.yaml\"]\n"},
+		{name: "dot files", files: files, script: "args .*.yaml", wantCode: 1, wantOut: "args=[\".hidden.yaml\"]\n"},
+		{name: "directories", files: files, script: "args */", wantCode: 1, wantOut: "args=[\"app/\"]\n"},
+		{name: "dot slash", files: files, script: "args ./*.yml", wantCode: 1, wantOut: "args=[\"./c.yml\"]\n"},
+		{name: "no match stays", files: files, script: "args *.txt", wantCode: 1, wantOut: "args=[\"*.txt\"]\n"},
+		{name: "quoted is literal", files: files, script: "args '*.yaml' \"*\".yaml \\*.yaml", wantCode: 3, wantOut: "args=[\"*.yaml\" \"*.yaml\" \"*.yaml\"]\n"},
+		{name: "quoted star in a pattern", files: files, script: "args x'*'?", wantCode: 1, wantOut: "args=[\"x*y\"]\n"},
+		{name: "rm a pattern", files: files, script: "rm *.yaml; ls", wantOut: "app\nc.yml\nx*y\n"},
+		{name: "cat a pattern", files: files, script: "cat app/*", wantOut: "d\nw\n"},
+	})
+}
+
 func TestBuiltins(t *testing.T) {
 	pods := "NAME    READY   STATUS\nweb-1   1/1     Running\ndb-1    0/1     Pending\nweb-2   1/1     Running\n"
 	files := map[string]string{"pods.txt": pods, "app/web.yaml": "kind: Deployment\n", "app/svc.yaml": "kind: Service\n"}
