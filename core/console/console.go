@@ -20,9 +20,9 @@
 //	                      grep web` streams
 //	cmd > f   cmd >> f    output to file f (replaced, or appended to)
 //	cmd < f               input from file f
-//	cmd 2>&1  cmd 2>/dev/null  cmd >&2
+//	cmd 2>&1  cmd 2>/dev/null  cmd >&2  cmd &> f
 //	                      errors to where the output goes; errors dropped;
-//	                      output to the errors
+//	                      output to the errors; both to f
 //	cat <<EOF > f.yaml    a here-document: the lines up to EOF are the input;
 //	...                   <<'EOF' takes them literally, <<-EOF drops their
 //	EOF                   leading tabs
@@ -440,7 +440,7 @@ func (s *Shell) redirect(rs []redirect, status int, streams Streams) (Streams, f
 				}
 				in = strings.NewReader(string(data))
 			}
-		case ">", ">|", ">>":
+		case ">", ">|", ">>", "&>", "&>>":
 			var w io.Writer
 			switch target {
 			case "/dev/null":
@@ -451,7 +451,7 @@ func (s *Shell) redirect(rs []redirect, status int, streams Streams) (Streams, f
 				w = streams.ErrOut
 			default:
 				var err error
-				if r.op == ">>" {
+				if r.op == ">>" || r.op == "&>>" {
 					err = s.files.AppendFile(target, nil)
 				} else {
 					err = s.files.WriteFile(target, nil)
@@ -460,6 +460,10 @@ func (s *Shell) redirect(rs []redirect, status int, streams Streams) (Streams, f
 					return streams, closeAll, fmt.Errorf("%s: %s", target, ErrorText(err))
 				}
 				w = &fileWriter{files: s.files, name: target}
+			}
+			if r.op[0] == '&' { // &> f: both, as > f 2>&1
+				out, errOut = w, w
+				continue
 			}
 			if err := set(r.fd, w); err != nil {
 				return streams, closeAll, err

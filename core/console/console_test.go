@@ -149,6 +149,8 @@ func TestRunRedirections(t *testing.T) {
 			after: map[string]string{"out.txt": ""}},
 		{name: "dev null", script: "fail 2>/dev/null; echo hi >/dev/null", wantCode: 0},
 		{name: "to stderr", script: "echo oops >&2", wantErr: "oops\n"},
+		{name: "both with &>", script: "fail &> all.txt; args >> all.txt; fail &>> all.txt", wantCode: 3,
+			after: map[string]string{"all.txt": "fail: it went wrong\nargs=[]\nfail: it went wrong\n"}},
 		{name: "truncate only", files: map[string]string{"f": "x"}, script: "> f", after: map[string]string{"f": ""}},
 		{name: "bad descriptor", script: "echo x 3> f", wantCode: 1, wantErr: "kubetab: 3: Bad file descriptor (only 0, 1 and 2 exist here)\n"},
 		{name: "too large", files: map[string]string{"big": strings.Repeat("x", MaxFileSize)}, script: "cat big big > bigger", wantCode: 1,

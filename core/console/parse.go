@@ -101,7 +101,7 @@ func (t token) text() string {
 // isRedirect reports whether op is a redirection operator.
 func isRedirect(op string) bool {
 	switch op {
-	case ">", ">>", "<", "<<", "<<-", ">&", "<&", ">|":
+	case ">", ">>", "<", "<<", "<<-", ">&", "<&", ">|", "&>", "&>>":
 		return true
 	}
 	return false
@@ -198,7 +198,7 @@ func isDigits(s string) bool {
 }
 
 func (l *lexer) operator(fd int) error {
-	for _, op := range []string{"<<-", "&&", "||", ">>", "<<", ">&", "<&", ">|", "|", "&", ";", "<", ">", "(", ")"} {
+	for _, op := range []string{"<<-", "&>>", "&&", "&>", "||", ">>", "<<", ">&", "<&", ">|", "|", "&", ";", "<", ">", "(", ")"} {
 		if strings.HasPrefix(l.src[l.i:], op) {
 			l.i += len(op)
 			if op == "(" || op == ")" {
