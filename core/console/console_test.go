@@ -363,6 +363,13 @@ func TestComplete(t *testing.T) {
 		{"false ||", false},
 		{"a | | b", true}, // a syntax error: Run reports it
 		{"echo # it's a comment", true},
+		{"echo a#'b", false}, // not at a word's start: a quote
+		{"cat <<EOF\nit's\nEOF", true},
+		{"cat <<A <<B\na\nA\n", false},
+		{"cat <<A <<B\na\nA\nb\nB", true},
+		{"cat <<-EOF\n\tEOF", true},
+		{"cat <<EOF\n EOF", false}, // not exactly EOF
+		{"kubectl get pods |\n\n", false},
 	}
 	for _, tt := range tests {
 		if got := Complete(tt.text); got != tt.want {

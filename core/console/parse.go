@@ -561,12 +561,20 @@ func (p *parser) simple() (simple, error) {
 // whether a terminal should read another line first (and show its "> "
 // prompt). It is incomplete when it ends:
 //
-//   - inside 'single' or "double" quotes;
+//   - inside 'single' or "double" quotes (a newline inside them is text);
 //   - with a backslash (a line continuation);
-//   - inside a here-document (cat <<EOF with no EOF line yet);
-//   - after |, && or || (the command that follows is missing).
+//   - inside a here-document: a line held <<WORD, <<'WORD', <<"WORD" or
+//     <<-WORD, and no later line is exactly WORD (for <<-, after its
+//     leading tabs); several here-documents of one line end one after
+//     the other;
+//   - after |, && or || (the command that follows is missing; blank
+//     lines do not supply it).
 //
-// Anything else is complete, syntax errors included: Run reports them.
+// Outside quotes, a # at the start of a word begins a comment to the end
+// of the line, whose quotes do not count; inside a here-document's body
+// quotes do not count either. Anything else is complete, syntax errors
+// included: Run reports them. A terminal in another language can mirror
+// these rules, or ask this function.
 func Complete(text string) bool {
 	_, err := parse(text, false)
 	var inc *errIncomplete
