@@ -105,7 +105,7 @@ func (f *Files) write(op, name string, data []byte, appending bool) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.isDirLocked(key) {
+	if f.isDirLocked(key) || strings.HasSuffix(name, "/") {
 		return &fs.PathError{Op: op, Path: name, Err: ErrIsDir}
 	}
 	for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
