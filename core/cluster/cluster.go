@@ -277,6 +277,8 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	c.sched = sched
 	c.mu.Unlock()
 	runners = append(runners, dc, rsc, gc, sched)
+	// kube-apiserver compacts etcd every 5 minutes (on the cluster's clock).
+	runners = append(runners, &registry.Compactor{Store: c.Store, Clock: clk})
 	for _, n := range c.nodes {
 		// The runtime tells the kubelet about container exits (upstream: the
 		// evented PLEG); the kubelet exists only after the runtime, hence the
