@@ -105,8 +105,8 @@ type kubeletMetrics struct{ c *Cluster }
 // NodeMetrics implements registry.MetricsProvider.
 func (m kubeletMetrics) NodeMetrics(ctx context.Context) ([]metricsv1beta1.NodeMetrics, error) {
 	var out []metricsv1beta1.NodeMetrics
-	for _, n := range m.c.nodes {
-		if k, ok := m.c.Kubelet(n.name); ok && m.c.NodeRunning(n.name) {
+	for _, name := range m.c.nodeNames() {
+		if k, ok := m.c.Kubelet(name); ok && m.c.NodeRunning(name) {
 			node, _ := k.ResourceMetrics()
 			out = append(out, node)
 		}
@@ -117,9 +117,9 @@ func (m kubeletMetrics) NodeMetrics(ctx context.Context) ([]metricsv1beta1.NodeM
 // PodMetrics implements registry.MetricsProvider.
 func (m kubeletMetrics) PodMetrics(ctx context.Context, namespace string) ([]metricsv1beta1.PodMetrics, error) {
 	var out []metricsv1beta1.PodMetrics
-	for _, n := range m.c.nodes {
-		k, ok := m.c.Kubelet(n.name)
-		if !ok || !m.c.NodeRunning(n.name) {
+	for _, name := range m.c.nodeNames() {
+		k, ok := m.c.Kubelet(name)
+		if !ok || !m.c.NodeRunning(name) {
 			continue
 		}
 		_, pods := k.ResourceMetrics()

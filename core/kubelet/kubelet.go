@@ -87,6 +87,12 @@ type Config struct {
 	// kubernetes.io/os, kubernetes.io/arch) when it is registered, and may
 	// override them.
 	Labels map[string]string
+	// RegisterWithTaints are the taints the node starts with (upstream
+	// --register-with-taints): set when the kubelet creates its Node, and
+	// not touched again, so `kubectl taint` changes stay. Each must be
+	// valid (a qualified key, a label value, an effect of NoSchedule,
+	// PreferNoSchedule or NoExecute).
+	RegisterWithTaints []corev1.Taint
 	// NodeStatusUpdateFrequency is the heartbeat period; 0 means
 	// DefaultNodeStatusUpdateFrequency.
 	NodeStatusUpdateFrequency time.Duration
@@ -104,6 +110,7 @@ type Kubelet struct {
 	nodeIP          string
 	capacity        corev1.ResourceList
 	labels          map[string]string
+	taints          []corev1.Taint // registered with
 	statusFrequency time.Duration
 	bootID          string
 
@@ -215,6 +222,7 @@ func New(cfg Config) (*Kubelet, error) {
 		nodeIP:          ip.String(),
 		capacity:        capacity,
 		labels:          labels,
+		taints:          append([]corev1.Taint(nil), cfg.RegisterWithTaints...),
 		statusFrequency: freq,
 		bootID:          string(uuid.NewUUID()),
 		crashBackOff:    newBackOff(clk, backOffPeriod, maxContainerBackOff),

@@ -35,8 +35,10 @@
 //	 ErrCompacted    GetAt / ListAt / Watch work         ErrFuture
 //
 // Compaction forgets the revisions older than a point so memory stays
-// bounded: the store compacts by itself to keep Config.HistoryLimit events,
-// and Compact does it on request (kube-apiserver asks etcd every 5 minutes).
+// bounded: the store compacts by itself to keep at most Config.HistoryLimit
+// events and Config.HistoryBytesLimit bytes of past values, and Compact
+// does it on request (kube-apiserver asks etcd every 5 minutes; kubetab's
+// API server too: core/apiserver/registry's Compactor).
 // A read or watch older than the compacted revision is ErrCompacted, which
 // the API server answers with 410 Gone ("too old resource version").
 //
@@ -77,6 +79,10 @@ var (
 	ErrFuture         = errors.New("store: required revision is a future revision")
 	ErrWatcherTooSlow = errors.New("store: watcher fell too far behind and was dropped")
 	ErrEmptyKey       = errors.New("store: key is not provided")
+	// ErrRequestTooLarge refuses a write whose keys and values together
+	// exceed Config.MaxRequestBytes (etcd's "etcdserver: request is too
+	// large", from its --max-request-bytes).
+	ErrRequestTooLarge = errors.New("store: request is too large")
 )
 
 // KeyValue is one key at one revision.
@@ -131,11 +137,37 @@ type Config struct {
 	// reads that start in the past. Older revisions are compacted. Zero means
 	// 100,000.
 	HistoryLimit int
+	// HistoryBytesLimit bounds the bytes of the past values the store keeps
+	// (Status.Size - Status.SizeInUse: the keys and values of revisions a
+	// later write or a delete superseded). Past it, the oldest revisions are
+	// compacted, so a few large objects updated often cannot hold the
+	// memory of every version they had. etcd has no such bound (its
+	// database grows to --quota-backend-bytes, then refuses writes);
+	// kube-apiserver's compaction every 5 minutes keeps it small there.
+	// Zero means 64 MiB; negative means no bound.
+	HistoryBytesLimit int64
 	// WatcherQueueLimit is how many undelivered events a watcher may hold before
 	// it is dropped with ErrWatcherTooSlow, so a slow reader never blocks writers.
 	// Zero means 100,000.
 	WatcherQueueLimit int
+	// WatcherQueueBytesLimit is the same bound in bytes (the keys and values
+	// of the undelivered events), so a reader that stops reading cannot hold
+	// the values of every write after it in memory. Zero means 16 MiB;
+	// negative means no bound.
+	WatcherQueueBytesLimit int64
+	// MaxRequestBytes bounds one write (a Create, an Update or a Txn): the
+	// bytes of its keys and values together. Larger is ErrRequestTooLarge
+	// and writes nothing. Zero means 1.5 MiB, etcd's default
+	// --max-request-bytes, which is why Kubernetes objects stay under about
+	// 1.5 MB; negative means no limit.
+	MaxRequestBytes int
 }
+
+// DefaultHistoryBytesLimit is Config.HistoryBytesLimit's default.
+const DefaultHistoryBytesLimit = 64 << 20
+
+// DefaultMaxRequestBytes is etcd's default --max-request-bytes.
+const DefaultMaxRequestBytes = 1536 * 1024
 
 // Store is an in-memory, multi-version key/value store with transactions and
 // watches. All its methods are safe for concurrent use.
@@ -169,6 +201,15 @@ func New(cfg Config) *Store {
 	}
 	if cfg.WatcherQueueLimit <= 0 {
 		cfg.WatcherQueueLimit = 100_000
+	}
+	if cfg.WatcherQueueBytesLimit == 0 {
+		cfg.WatcherQueueBytesLimit = 16 << 20
+	}
+	if cfg.HistoryBytesLimit == 0 {
+		cfg.HistoryBytesLimit = DefaultHistoryBytesLimit
+	}
+	if cfg.MaxRequestBytes == 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
 	return &Store{
 		cfg:       cfg,
@@ -314,6 +355,9 @@ func (s *Store) Create(key string, value []byte) (KeyValue, error) {
 	if key == "" {
 		return KeyValue{}, ErrEmptyKey
 	}
+	if s.tooLarge(len(key) + len(value)) {
+		return KeyValue{}, ErrRequestTooLarge
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ki := s.index.get(key)
@@ -333,6 +377,9 @@ func (s *Store) Update(key string, value []byte, expectModRevision int64) (KeyVa
 	if key == "" {
 		return KeyValue{}, ErrEmptyKey
 	}
+	if s.tooLarge(len(key) + len(value)) {
+		return KeyValue{}, ErrRequestTooLarge
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ki := s.index.get(key)
@@ -349,6 +396,12 @@ func (s *Store) Update(key string, value []byte, expectModRevision int64) (KeyVa
 	kv := s.put(ki, key, value, s.rev+1)
 	s.commit(s.rev + 1)
 	return *kv, nil
+}
+
+// tooLarge says whether a write of n bytes of keys and values is over
+// Config.MaxRequestBytes. cfg does not change after New, so no lock.
+func (s *Store) tooLarge(n int) bool {
+	return s.cfg.MaxRequestBytes > 0 && n > s.cfg.MaxRequestBytes
 }
 
 // Delete removes key. If expectModRevision is not zero, only if the key's
@@ -433,7 +486,7 @@ func (s *Store) publish(ev Event) {
 	}
 	for w := range s.watchers {
 		if inRange(ev.KV.Key, w.key, w.end) {
-			if !w.enqueue(ev, s.cfg.WatcherQueueLimit) {
+			if !w.enqueue(ev, s.cfg) {
 				delete(s.watchers, w)
 			}
 		}
@@ -441,12 +494,20 @@ func (s *Store) publish(ev Event) {
 }
 
 // commit makes rev the current revision once its writes are in, then
-// compacts if the history has grown past its limit. Called with s.mu held
-// for writing.
+// compacts if the history has grown past its limits: HistoryLimit events
+// (cut in one step) and HistoryBytesLimit bytes of superseded values (cut
+// one oldest revision at a time, each freeing the value its write
+// superseded). Called with s.mu held for writing.
 func (s *Store) commit(rev int64) {
 	s.rev = rev
 	if over := s.history.len() - s.cfg.HistoryLimit; over > 0 {
 		s.compact(s.history.at(over - 1).Revision())
+	}
+	if s.cfg.HistoryBytesLimit < 0 {
+		return
+	}
+	for s.history.len() > 0 && s.sizes.revBytes-s.sizes.liveBytes > s.cfg.HistoryBytesLimit {
+		s.compact(s.history.at(0).Revision())
 	}
 }
 
