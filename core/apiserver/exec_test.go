@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/internal/tty"
 )
 
 func TestPodExec(t *testing.T) {
@@ -152,6 +153,17 @@ func newExecFixture(t *testing.T) *execFixture {
 				fmt.Fprintln(stdout, "first")
 				<-f.release
 				fmt.Fprintln(stdout, "second")
+				return 0, nil
+			case "term":
+				// Reports the terminal the request asked for, and its
+				// first size.
+				t := tty.From(ctx)
+				if t == nil {
+					fmt.Fprintln(stdout, "no terminal")
+					return 0, nil
+				}
+				sz := <-t.Resize
+				fmt.Fprintf(stdout, "terminal %dx%d\n", sz.Width, sz.Height)
 				return 0, nil
 			case "wait":
 				<-ctx.Done()

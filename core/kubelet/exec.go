@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubetab/kubetab/core/internal/tty"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 )
 
@@ -48,7 +49,15 @@ func (kl *Kubelet) Exec(ctx context.Context, pod *corev1.Pod, container string, 
 	if id == "" {
 		return 0, notFound
 	}
-	code, err := kl.runtime.Exec(ctx, id, cmd, stdin, stdout, stderr)
+	var code int32
+	var err error
+	if t := tty.From(ctx); t != nil {
+		// kubectl exec -t: the runtime is the terminal's line discipline;
+		// stdout is the screen (stderr goes there too, as on a pty).
+		code, err = kl.runtime.ExecTTY(ctx, id, cmd, stdin, stdout, t.Resize)
+	} else {
+		code, err = kl.runtime.Exec(ctx, id, cmd, stdin, stdout, stderr)
+	}
 	switch {
 	case err == nil:
 		return int(code), nil

@@ -612,8 +612,9 @@ type instanceIO struct {
 	ownEnv         bool     // env is the whole environment (a spawned process's)
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	tty            bool  // the process is on a terminal (kubectl exec -t)
-	pid            int32 // 1 for the container's own process; 0: the next free PID
+	tty            bool           // the process is on a terminal (kubectl exec -t)
+	pid            int32          // 1 for the container's own process; 0: the next free PID
+	started        func(*process) // called with the process once it has a PID
 }
 
 // instance instantiates prog as one guest of the container, a process
@@ -626,6 +627,9 @@ func (c *container) instance(ctx context.Context, g *guest, prog *program, iio i
 	p := c.startProcess(iio.argv, iio.pid, cancel)
 	defer c.endProcess(p)
 	g.proc = p
+	if iio.started != nil {
+		iio.started(p)
+	}
 	g.host = &hostState{c: c, iio: iio}
 	defer func() {
 		for _, b := range g.host.bodies {
