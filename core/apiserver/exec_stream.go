@@ -107,6 +107,22 @@ const (
 // execUpgrade serves an exec whose request asks to switch protocols, once
 // the pod, container and command have been checked (podExec).
 func (s *Server) execUpgrade(w http.ResponseWriter, r *http.Request, pod *corev1.Pod, container string, cmd []string) {
+	s.streamUpgrade(w, r, cmd, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+		return s.cfg.Exec.Exec(ctx, pod, container, cmd, stdin, stdout, stderr)
+	})
+}
+
+// attachUpgrade serves an attach the way execUpgrade serves an exec: the
+// same channels, ended by a Success status when the process ends.
+func (s *Server) attachUpgrade(w http.ResponseWriter, r *http.Request, pod *corev1.Pod, container string) {
+	s.streamUpgrade(w, r, nil, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+		return 0, s.cfg.Attach.Attach(ctx, pod, container, stdin, stdout, stderr)
+	})
+}
+
+// streamUpgrade upgrades r to a WebSocket speaking the channel protocol and
+// runs run on its streams; cmd names the command in a non-zero exit status.
+func (s *Server) streamUpgrade(w http.ResponseWriter, r *http.Request, cmd []string, run func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error)) {
 	q := r.URL.Query()
 	ttyOn := execOption(q, "tty", false)
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
@@ -189,7 +205,7 @@ func (s *Server) execUpgrade(w http.ResponseWriter, r *http.Request, pod *corev1
 	if stderrOn {
 		stderr = channelWriter{conn, remotecommand.StreamStdErr}
 	}
-	code, err := s.cfg.Exec.Exec(ctx, pod, container, cmd, stdin, stdout, stderr)
+	code, err := run(ctx, stdin, stdout, stderr)
 	switch {
 	case err == nil:
 		st := exitStatus(cmd, code)

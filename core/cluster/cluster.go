@@ -270,7 +270,7 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	c.Registry = reg
 	c.API, err = apiserver.New(apiserver.Config{
-		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec),
+		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec), Attach: apiserver.AttachProviderFunc(c.podAttach),
 		PortForward:     apiserver.PortForwardProviderFunc(c.podPortForward),
 		PodNetwork:      apiserver.PodNetworkFunc(c.podHTTPHandler),
 		Decisions:       apiserver.DecisionProviderFunc(c.schedulingDecision),

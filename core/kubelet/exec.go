@@ -70,3 +70,33 @@ func (kl *Kubelet) Exec(ctx context.Context, pod *corev1.Pod, container string, 
 	}
 	return 0, apierrors.NewInternalError(fmt.Errorf("failed to exec in container: %s", rpcError(err)))
 }
+
+// Attach joins the standard streams of a container's own process until it
+// ends or ctx does: what `kubectl attach POD` and `kubectl run -it` ask for
+// (upstream: the kubelet's /attach endpoint, then the runtime's Attach).
+// stdin reaches the process only when the container's spec says stdin: true.
+func (kl *Kubelet) Attach(ctx context.Context, pod *corev1.Pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if pod.Spec.NodeName != kl.nodeName {
+		return apierrors.NewInternalError(fmt.Errorf("pod %q is on node %q, not on %q", pod.Name, pod.Spec.NodeName, kl.nodeName))
+	}
+	if container == "" && len(pod.Spec.Containers) == 1 {
+		container = pod.Spec.Containers[0].Name
+	}
+	running := cri.ContainerRunning
+	id := ""
+	for _, c := range kl.runtime.ListContainers(cri.ContainerFilter{PodUID: string(pod.UID), State: &running}) {
+		if c.Name == container {
+			id = c.ID
+		}
+	}
+	if id == "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("container not found (%q)", container))
+	}
+	if err := kl.runtime.Attach(ctx, id, stdin, stdout, stderr); err != nil {
+		if errors.Is(err, cri.ErrContainerNotRunning) {
+			return apierrors.NewBadRequest(fmt.Sprintf("container not found (%q)", container))
+		}
+		return apierrors.NewInternalError(err)
+	}
+	return nil
+}
