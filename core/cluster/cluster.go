@@ -163,7 +163,7 @@ type Cluster struct {
 	ctx       context.Context        // Start's context; StartNode runs under it
 	nodes     []nodeSpec
 	nextIndex int           // the next node's number: its podCIDR and IP
-	synced    []func() bool // the HasSynced of the components Launch started
+	synced    []func() bool // the HasSynced of the control plane's components
 
 	net networkState // kube-proxies and cluster DNS (network.go)
 }
@@ -309,7 +309,12 @@ func (c *Cluster) Start(ctx context.Context) error {
 // (kubectl, etcd, the controller's watch) in the trace.
 func (c *Cluster) WaitForCacheSync(ctx context.Context) error {
 	c.mu.RLock()
-	synced := c.synced
+	synced := append([]func() bool(nil), c.synced...)
+	for _, n := range c.nodes { // the nodes there are now: some may have joined or left
+		if kl, ok := c.kubelets[n.Name]; ok {
+			synced = append(synced, kl.HasSynced)
+		}
+	}
 	c.mu.RUnlock()
 	if !client.WaitForCacheSync(ctx, synced...) {
 		return ctx.Err()
@@ -404,7 +409,6 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	}
 	for _, n := range c.nodes {
 		c.startKubeletLocked(n.Name)
-		c.synced = append(c.synced, c.kubelets[n.Name].HasSynced)
 	}
 	c.mu.Unlock()
 	go func() {
@@ -512,7 +516,6 @@ func (c *Cluster) AddNode(ctx context.Context, spec NodeSpec) error {
 	}
 	c.nodes = append(c.nodes, n)
 	c.startKubeletLocked(n.Name)
-	c.synced = append(c.synced, c.kubelets[n.Name].HasSynced)
 	return nil
 }
 
