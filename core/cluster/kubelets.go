@@ -11,12 +11,21 @@ import (
 
 	"github.com/kubetab/kubetab/core/apiserver"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/kubelet"
 )
 
 // What the API server asks of the kubelets, routed to the right one. In a
 // real cluster kube-apiserver reaches a pod's kubelet over HTTPS on port
 // 10250 (pods/log, pods/exec, pods/portforward), and metrics-server scrapes every kubelet's
 // /metrics/resource to serve metrics.k8s.io; here both are method calls.
+
+// The kubelet serves what the API server proxies to it (upstream: the
+// kubelet's server on port 10250, which kube-apiserver dials).
+var (
+	_ apiserver.ExecProvider        = (*kubelet.Kubelet)(nil)
+	_ apiserver.LogProvider         = (*kubelet.Kubelet)(nil)
+	_ apiserver.PortForwardProvider = (*kubelet.Kubelet)(nil)
+)
 
 var (
 	_ registry.MetricsProvider      = kubeletMetrics{}

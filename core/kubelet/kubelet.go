@@ -96,11 +96,6 @@ type Config struct {
 	// NodeStatusUpdateFrequency is the heartbeat period; 0 means
 	// DefaultNodeStatusUpdateFrequency.
 	NodeStatusUpdateFrequency time.Duration
-	// RootDir is the kubelet's directory (upstream --root-dir,
-	// /var/lib/kubelet), where emptyDir volumes live:
-	// <RootDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>. Empty
-	// means a new temporary directory, made when a pod first needs one.
-	RootDir string
 }
 
 // Kubelet is the node agent of one node. Create it with New and start it with
@@ -124,7 +119,6 @@ type Kubelet struct {
 	volumeBackOff *backOff // set up retries per volume, keyed "<pod UID>/<volume name>"
 	probes        *proberManager
 	stats         statsCache
-	root          rootState
 	running       atomic.Bool
 	heartbeats    atomic.Int64 // node status updates done, for tests
 
@@ -233,7 +227,6 @@ func New(cfg Config) (*Kubelet, error) {
 		bootID:          string(uuid.NewUUID()),
 		crashBackOff:    newBackOff(clk, backOffPeriod, maxContainerBackOff),
 		volumeBackOff:   newBackOff(clk, volumeRetryInitial, volumeRetryMax),
-		root:            rootState{configured: cfg.RootDir},
 		podCIDR:         cfg.PodCIDR,
 		network:         network,
 		pods:            map[types.UID]*podRecord{},
