@@ -109,7 +109,7 @@ func newLessonsListCommand() *cobra.Command {
 }
 
 // errMalformed ends a command whose files had problems (printed above it).
-var errMalformed = errors.New("some lesson files are malformed (see above)")
+var errMalformed = errors.New("some lesson files are malformed or missing (see above)")
 
 // loadLessons reads each argument: a folder of lessons, one lesson's
 // folder, or one file. Problems are printed as file:line: message; ok is
