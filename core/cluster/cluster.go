@@ -49,6 +49,8 @@ import (
 	"github.com/kubetab/kubetab/core/controller/nodelifecycle/tainteviction"
 	"github.com/kubetab/kubetab/core/controller/podgc"
 	"github.com/kubetab/kubetab/core/controller/replicaset"
+	"github.com/kubetab/kubetab/core/controller/rootcacertpublisher"
+	"github.com/kubetab/kubetab/core/controller/serviceaccount"
 	"github.com/kubetab/kubetab/core/kubelet"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/core/scheduler"
@@ -373,7 +375,17 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc)
+	// The namespace's own objects: kube-root-ca.crt and the default
+	// ServiceAccount, recreated when deleted.
+	rcp, err := rootcacertpublisher.New(rootcacertpublisher.Config{Client: c.Client(rootcacertpublisher.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	sac, err := serviceaccount.New(serviceaccount.Config{Client: c.Client(serviceaccount.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc, rcp, sac)
 	sched, err := scheduler.New(scheduler.Config{Client: c.Client("kube-scheduler"), Clock: clk})
 	if err != nil {
 		return err
@@ -382,6 +394,8 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	c.sched = sched
 	c.mu.Unlock()
 	runners = append(runners, dc, rsc, gc, sched)
+	// kube-apiserver compacts etcd every 5 minutes (on the cluster's clock).
+	runners = append(runners, &registry.Compactor{Store: c.Store, Clock: clk})
 	c.mu.Lock()
 	for _, n := range c.nodes {
 		if err := c.newKubeletLocked(n); err != nil {
@@ -401,6 +415,7 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	c.synced = []func() bool{
 		dc.HasSynced, rsc.HasSynced, gc.HasSynced, nsc.HasSynced, nlc.HasSynced, tec.HasSynced,
 		jc.HasSynced, epc.HasSynced, esc.HasSynced, dsc.HasSynced, pgc.HasSynced, sched.HasSynced,
+		rcp.HasSynced, sac.HasSynced,
 	}
 	for _, n := range c.nodes {
 		c.startKubeletLocked(n.Name)

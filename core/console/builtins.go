@@ -288,6 +288,9 @@ func runLs(b *builtinRun, args []string) int {
 			line(d, "..")
 		}
 		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") && !all && !f.set['A'] {
+				continue // a dot file shows with -a
+			}
 			fi, _ := e.Info()
 			line(fi, e.Name())
 		}

@@ -20,12 +20,14 @@
 //	                      grep web` streams
 //	cmd > f   cmd >> f    output to file f (replaced, or appended to)
 //	cmd < f               input from file f
-//	cmd 2>&1  cmd 2>/dev/null  cmd >&2
+//	cmd 2>&1  cmd 2>/dev/null  cmd >&2  cmd &> f
 //	                      errors to where the output goes; errors dropped;
-//	                      output to the errors
+//	                      output to the errors; both to f
 //	cat <<EOF > f.yaml    a here-document: the lines up to EOF are the input;
 //	...                   <<'EOF' takes them literally, <<-EOF drops their
 //	EOF                   leading tabs
+//	*.yaml  app/*         the files whose names match (sh's pathname
+//	                      expansion; a pattern that matches none stays)
 //	$?                    the exit status of the last command
 //	# comment             to the end of the line
 //
@@ -259,32 +261,57 @@ func negate(bang bool, code int) int {
 	return 0
 }
 
-// expand turns words into arguments: $? is status, $NAME is empty, and an
-// unquoted word that expands to nothing is dropped.
-func expand(words []word, status int) []string {
+// expand turns words into arguments: $? is status, $NAME is empty, an
+// unquoted word that expands to nothing is dropped, and a word with an
+// unquoted * ? or [ is replaced by the files it matches (Files.Glob), or
+// stays as it is if none does (sh without nullglob).
+func (s *Shell) expand(words []word, status int) []string {
 	var out []string
 	for _, w := range words {
-		var b strings.Builder
+		var b, pattern strings.Builder
+		isPattern := false
 		for _, p := range w.parts {
 			b.WriteString(p.lit)
+			if p.glob {
+				pattern.WriteString(p.lit)
+				isPattern = isPattern || strings.ContainsAny(p.lit, "*?[")
+			} else {
+				for _, r := range p.lit {
+					if strings.ContainsRune(`*?[\`, r) {
+						pattern.WriteByte('\\')
+					}
+					pattern.WriteRune(r)
+				}
+			}
 			if p.status {
 				b.WriteString(strconv.Itoa(status))
+				pattern.WriteString(strconv.Itoa(status))
 			}
 		}
 		if b.Len() == 0 && !w.quoted {
 			continue
+		}
+		if isPattern {
+			if matches, err := s.files.Glob(pattern.String()); err == nil && len(matches) > 0 {
+				out = append(out, matches...)
+				continue
+			}
 		}
 		out = append(out, b.String())
 	}
 	return out
 }
 
+// expandOne expands a redirection's target: no pathname expansion.
 func expandOne(w word, status int) string {
-	args := expand([]word{w}, status)
-	if len(args) == 0 {
-		return ""
+	var b strings.Builder
+	for _, p := range w.parts {
+		b.WriteString(p.lit)
+		if p.status {
+			b.WriteString(strconv.Itoa(status))
+		}
 	}
-	return args[0]
+	return b.String()
 }
 
 // expandHeredoc expands a here-document body whose delimiter was not
@@ -326,7 +353,7 @@ func expandHeredoc(body string, status int) string {
 
 // runSimple sets up a command's redirections and runs it.
 func (s *Shell) runSimple(ctx context.Context, c simple, status int, streams Streams) (code int) {
-	args := expand(c.words, status)
+	args := s.expand(c.words, status)
 	st, closeAll, err := s.redirect(c.redirs, status, streams)
 	defer closeAll()
 	if err != nil {
@@ -413,7 +440,7 @@ func (s *Shell) redirect(rs []redirect, status int, streams Streams) (Streams, f
 				}
 				in = strings.NewReader(string(data))
 			}
-		case ">", ">|", ">>":
+		case ">", ">|", ">>", "&>", "&>>":
 			var w io.Writer
 			switch target {
 			case "/dev/null":
@@ -424,7 +451,7 @@ func (s *Shell) redirect(rs []redirect, status int, streams Streams) (Streams, f
 				w = streams.ErrOut
 			default:
 				var err error
-				if r.op == ">>" {
+				if r.op == ">>" || r.op == "&>>" {
 					err = s.files.AppendFile(target, nil)
 				} else {
 					err = s.files.WriteFile(target, nil)
@@ -433,6 +460,10 @@ func (s *Shell) redirect(rs []redirect, status int, streams Streams) (Streams, f
 					return streams, closeAll, fmt.Errorf("%s: %s", target, ErrorText(err))
 				}
 				w = &fileWriter{files: s.files, name: target}
+			}
+			if r.op[0] == '&' { // &> f: both, as > f 2>&1
+				out, errOut = w, w
+				continue
 			}
 			if err := set(r.fd, w); err != nil {
 				return streams, closeAll, err

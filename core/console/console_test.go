@@ -149,6 +149,8 @@ func TestRunRedirections(t *testing.T) {
 			after: map[string]string{"out.txt": ""}},
 		{name: "dev null", script: "fail 2>/dev/null; echo hi >/dev/null", wantCode: 0},
 		{name: "to stderr", script: "echo oops >&2", wantErr: "oops\n"},
+		{name: "both with &>", script: "fail &> all.txt; args >> all.txt; fail &>> all.txt", wantCode: 3,
+			after: map[string]string{"all.txt": "fail: it went wrong\nargs=[]\nfail: it went wrong\n"}},
 		{name: "truncate only", files: map[string]string{"f": "x"}, script: "> f", after: map[string]string{"f": ""}},
 		{name: "bad descriptor", script: "echo x 3> f", wantCode: 1, wantErr: "kubetab: 3: Bad file descriptor (only 0, 1 and 2 exist here)\n"},
 		{name: "too large", files: map[string]string{"big": strings.Repeat("x", MaxFileSize)}, script: "cat big big > bigger", wantCode: 1,
@@ -172,6 +174,23 @@ func TestRunHeredocs(t *testing.T) {
 		{name: "unterminated", script: "cat <<EOF\npartial", wantOut: "partial\n",
 			wantErr: "kubetab: warning: here-document delimited by end-of-file (wanted `EOF')\n"},
 		{name: "empty", script: "cat <<EOF > e\nEOF", after: map[string]string{"e": ""}},
+	})
+}
+
+func TestGlobs(t *testing.T) {
+	files := map[string]string{"a.yaml": "a\n", "b.yaml": "b\n", "c.yml": "c\n", ".hidden.yaml": "h\n", "app/web.yaml": "w\n", "app/db.json": "d\n", "x*y": "star\n"}
+	runCases(t, []shellCase{
+		{name: "star", files: files, script: "args *.yaml", wantCode: 2, wantOut: "args=[\"a.yaml\" \"b.yaml\"]\n"},
+		{name: "in a directory", files: files, script: "args app/*", wantCode: 2, wantOut: "args=[\"app/db.json\" \"app/web.yaml\"]\n"},
+		{name: "question mark and class", files: files, script: "args [ab].y?ml", wantCode: 2, wantOut: "args=[\"a.yaml\" \"b.yaml\"]\n"},
+		{name: "dot files", files: files, script: "args .*.yaml", wantCode: 1, wantOut: "args=[\".hidden.yaml\"]\n"},
+		{name: "directories", files: files, script: "args */", wantCode: 1, wantOut: "args=[\"app/\"]\n"},
+		{name: "dot slash", files: files, script: "args ./*.yml", wantCode: 1, wantOut: "args=[\"./c.yml\"]\n"},
+		{name: "no match stays", files: files, script: "args *.txt", wantCode: 1, wantOut: "args=[\"*.txt\"]\n"},
+		{name: "quoted is literal", files: files, script: "args '*.yaml' \"*\".yaml \\*.yaml", wantCode: 3, wantOut: "args=[\"*.yaml\" \"*.yaml\" \"*.yaml\"]\n"},
+		{name: "quoted star in a pattern", files: files, script: "args x'*'?", wantCode: 1, wantOut: "args=[\"x*y\"]\n"},
+		{name: "rm a pattern", files: files, script: "rm *.yaml; ls", wantOut: "app\nc.yml\nx*y\n"},
+		{name: "cat a pattern", files: files, script: "cat app/*", wantOut: "d\nw\n"},
 	})
 }
 
@@ -344,6 +363,13 @@ func TestComplete(t *testing.T) {
 		{"false ||", false},
 		{"a | | b", true}, // a syntax error: Run reports it
 		{"echo # it's a comment", true},
+		{"echo a#'b", false}, // not at a word's start: a quote
+		{"cat <<EOF\nit's\nEOF", true},
+		{"cat <<A <<B\na\nA\n", false},
+		{"cat <<A <<B\na\nA\nb\nB", true},
+		{"cat <<-EOF\n\tEOF", true},
+		{"cat <<EOF\n EOF", false}, // not exactly EOF
+		{"kubectl get pods |\n\n", false},
 	}
 	for _, tt := range tests {
 		if got := Complete(tt.text); got != tt.want {

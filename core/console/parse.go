@@ -42,6 +42,7 @@ const (
 // as an unset variable is in sh).
 type part struct {
 	lit    string
+	glob   bool   // lit was not quoted: its * ? [ are a pattern
 	status bool   // $?
 	param  string // $NAME: expands to nothing
 }
@@ -100,7 +101,7 @@ func (t token) text() string {
 // isRedirect reports whether op is a redirection operator.
 func isRedirect(op string) bool {
 	switch op {
-	case ">", ">>", "<", "<<", "<<-", ">&", "<&", ">|":
+	case ">", ">>", "<", "<<", "<<-", ">&", "<&", ">|", "&>", "&>>":
 		return true
 	}
 	return false
@@ -197,7 +198,7 @@ func isDigits(s string) bool {
 }
 
 func (l *lexer) operator(fd int) error {
-	for _, op := range []string{"<<-", "&&", "||", ">>", "<<", ">&", "<&", ">|", "|", "&", ";", "<", ">", "(", ")"} {
+	for _, op := range []string{"<<-", "&>>", "&&", "&>", "||", ">>", "<<", ">&", "<&", ">|", "|", "&", ";", "<", ">", "(", ")"} {
 		if strings.HasPrefix(l.src[l.i:], op) {
 			l.i += len(op)
 			if op == "(" || op == ")" {
@@ -265,11 +266,19 @@ func (l *lexer) bodies() error {
 func (l *lexer) word() (word, error) {
 	var w word
 	var lit strings.Builder
+	unquoted := false // what lit holds came without quotes (it may be a pattern)
 	flush := func() {
 		if lit.Len() > 0 {
-			w.parts = append(w.parts, part{lit: lit.String()})
+			w.parts = append(w.parts, part{lit: lit.String(), glob: unquoted})
 			lit.Reset()
 		}
+	}
+	put := func(text string, bare bool) {
+		if lit.Len() > 0 && unquoted != bare {
+			flush()
+		}
+		unquoted = bare
+		lit.WriteString(text)
 	}
 	for l.i < len(l.src) {
 		c := l.src[l.i]
@@ -282,7 +291,7 @@ func (l *lexer) word() (word, error) {
 				return w, &errIncomplete{"backslash at the end"}
 			}
 			if l.src[l.i+1] != '\n' {
-				lit.WriteByte(l.src[l.i+1])
+				put(l.src[l.i+1:l.i+2], false)
 				w.quoted = true
 			}
 			l.i += 2
@@ -291,7 +300,7 @@ func (l *lexer) word() (word, error) {
 			if end < 0 {
 				return w, &errIncomplete{"unterminated single quote"}
 			}
-			lit.WriteString(l.src[l.i+1 : l.i+1+end])
+			put(l.src[l.i+1:l.i+1+end], false)
 			w.quoted = true
 			l.i += end + 2
 		case c == '"':
@@ -307,19 +316,19 @@ func (l *lexer) word() (word, error) {
 				}
 				if d == '\\' && l.i+1 < len(l.src) && strings.IndexByte("$`\"\\\n", l.src[l.i+1]) >= 0 {
 					if l.src[l.i+1] != '\n' {
-						lit.WriteByte(l.src[l.i+1])
+						put(l.src[l.i+1:l.i+2], false)
 					}
 					l.i += 2
 					continue
 				}
 				if d == '$' || d == '`' {
 					flush()
-					if err := l.dollar(&w, &lit); err != nil {
+					if err := l.dollar(&w, func(s string) { put(s, false) }); err != nil {
 						return w, err
 					}
 					continue
 				}
-				lit.WriteByte(d)
+				put(l.src[l.i:l.i+1], false)
 				l.i++
 			}
 			if !closed {
@@ -327,11 +336,11 @@ func (l *lexer) word() (word, error) {
 			}
 		case c == '$' || c == '`':
 			flush()
-			if err := l.dollar(&w, &lit); err != nil {
+			if err := l.dollar(&w, func(s string) { put(s, true) }); err != nil {
 				return w, err
 			}
 		default:
-			lit.WriteByte(c)
+			put(l.src[l.i:l.i+1], true)
 			l.i++
 		}
 	}
@@ -341,7 +350,7 @@ func (l *lexer) word() (word, error) {
 
 // dollar reads an expansion at l.i: $?, ${?}, $NAME, ${NAME}. Command
 // substitution is refused; a lone $ is itself.
-func (l *lexer) dollar(w *word, lit *strings.Builder) error {
+func (l *lexer) dollar(w *word, put func(string)) error {
 	rest := l.src[l.i:]
 	switch {
 	case strings.HasPrefix(rest, "`") || strings.HasPrefix(rest, "$("):
@@ -365,7 +374,7 @@ func (l *lexer) dollar(w *word, lit *strings.Builder) error {
 			n++
 		}
 		if n == 1 {
-			lit.WriteByte('$')
+			put("$")
 			l.i++
 			return nil
 		}
@@ -552,12 +561,20 @@ func (p *parser) simple() (simple, error) {
 // whether a terminal should read another line first (and show its "> "
 // prompt). It is incomplete when it ends:
 //
-//   - inside 'single' or "double" quotes;
+//   - inside 'single' or "double" quotes (a newline inside them is text);
 //   - with a backslash (a line continuation);
-//   - inside a here-document (cat <<EOF with no EOF line yet);
-//   - after |, && or || (the command that follows is missing).
+//   - inside a here-document: a line held <<WORD, <<'WORD', <<"WORD" or
+//     <<-WORD, and no later line is exactly WORD (for <<-, after its
+//     leading tabs); several here-documents of one line end one after
+//     the other;
+//   - after |, && or || (the command that follows is missing; blank
+//     lines do not supply it).
 //
-// Anything else is complete, syntax errors included: Run reports them.
+// Outside quotes, a # at the start of a word begins a comment to the end
+// of the line, whose quotes do not count; inside a here-document's body
+// quotes do not count either. Anything else is complete, syntax errors
+// included: Run reports them. A terminal in another language can mirror
+// these rules, or ask this function.
 func Complete(text string) bool {
 	_, err := parse(text, false)
 	var inc *errIncomplete

@@ -35,8 +35,10 @@
 //	 ErrCompacted    GetAt / ListAt / Watch work         ErrFuture
 //
 // Compaction forgets the revisions older than a point so memory stays
-// bounded: the store compacts by itself to keep Config.HistoryLimit events,
-// and Compact does it on request (kube-apiserver asks etcd every 5 minutes).
+// bounded: the store compacts by itself to keep at most Config.HistoryLimit
+// events and Config.HistoryBytesLimit bytes of past values, and Compact
+// does it on request (kube-apiserver asks etcd every 5 minutes; kubetab's
+// API server too: core/apiserver/registry's Compactor).
 // A read or watch older than the compacted revision is ErrCompacted, which
 // the API server answers with 410 Gone ("too old resource version").
 //
@@ -135,10 +137,24 @@ type Config struct {
 	// reads that start in the past. Older revisions are compacted. Zero means
 	// 100,000.
 	HistoryLimit int
+	// HistoryBytesLimit bounds the bytes of the past values the store keeps
+	// (Status.Size - Status.SizeInUse: the keys and values of revisions a
+	// later write or a delete superseded). Past it, the oldest revisions are
+	// compacted, so a few large objects updated often cannot hold the
+	// memory of every version they had. etcd has no such bound (its
+	// database grows to --quota-backend-bytes, then refuses writes);
+	// kube-apiserver's compaction every 5 minutes keeps it small there.
+	// Zero means 64 MiB; negative means no bound.
+	HistoryBytesLimit int64
 	// WatcherQueueLimit is how many undelivered events a watcher may hold before
 	// it is dropped with ErrWatcherTooSlow, so a slow reader never blocks writers.
 	// Zero means 100,000.
 	WatcherQueueLimit int
+	// WatcherQueueBytesLimit is the same bound in bytes (the keys and values
+	// of the undelivered events), so a reader that stops reading cannot hold
+	// the values of every write after it in memory. Zero means 16 MiB;
+	// negative means no bound.
+	WatcherQueueBytesLimit int64
 	// MaxRequestBytes bounds one write (a Create, an Update or a Txn): the
 	// bytes of its keys and values together. Larger is ErrRequestTooLarge
 	// and writes nothing. Zero means 1.5 MiB, etcd's default
@@ -146,6 +162,9 @@ type Config struct {
 	// 1.5 MB; negative means no limit.
 	MaxRequestBytes int
 }
+
+// DefaultHistoryBytesLimit is Config.HistoryBytesLimit's default.
+const DefaultHistoryBytesLimit = 64 << 20
 
 // DefaultMaxRequestBytes is etcd's default --max-request-bytes.
 const DefaultMaxRequestBytes = 1536 * 1024
@@ -182,6 +201,12 @@ func New(cfg Config) *Store {
 	}
 	if cfg.WatcherQueueLimit <= 0 {
 		cfg.WatcherQueueLimit = 100_000
+	}
+	if cfg.WatcherQueueBytesLimit == 0 {
+		cfg.WatcherQueueBytesLimit = 16 << 20
+	}
+	if cfg.HistoryBytesLimit == 0 {
+		cfg.HistoryBytesLimit = DefaultHistoryBytesLimit
 	}
 	if cfg.MaxRequestBytes == 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
@@ -461,7 +486,7 @@ func (s *Store) publish(ev Event) {
 	}
 	for w := range s.watchers {
 		if inRange(ev.KV.Key, w.key, w.end) {
-			if !w.enqueue(ev, s.cfg.WatcherQueueLimit) {
+			if !w.enqueue(ev, s.cfg) {
 				delete(s.watchers, w)
 			}
 		}
@@ -469,12 +494,20 @@ func (s *Store) publish(ev Event) {
 }
 
 // commit makes rev the current revision once its writes are in, then
-// compacts if the history has grown past its limit. Called with s.mu held
-// for writing.
+// compacts if the history has grown past its limits: HistoryLimit events
+// (cut in one step) and HistoryBytesLimit bytes of superseded values (cut
+// one oldest revision at a time, each freeing the value its write
+// superseded). Called with s.mu held for writing.
 func (s *Store) commit(rev int64) {
 	s.rev = rev
 	if over := s.history.len() - s.cfg.HistoryLimit; over > 0 {
 		s.compact(s.history.at(over - 1).Revision())
+	}
+	if s.cfg.HistoryBytesLimit < 0 {
+		return
+	}
+	for s.history.len() > 0 && s.sizes.revBytes-s.sizes.liveBytes > s.cfg.HistoryBytesLimit {
+		s.compact(s.history.at(0).Revision())
 	}
 }
 
