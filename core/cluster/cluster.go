@@ -443,7 +443,7 @@ func (c *Cluster) newKubeletLocked(n nodeSpec) error {
 		klMu sync.Mutex
 		kl   *kubelet.Kubelet
 	)
-	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, OnEvent: func(ev cri.ContainerEvent) {
+	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, Network: podNetwork{c, n.Name}, OnEvent: func(ev cri.ContainerEvent) {
 		klMu.Lock()
 		k := kl
 		klMu.Unlock()
