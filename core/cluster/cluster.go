@@ -52,6 +52,7 @@ import (
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/core/scheduler"
 	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
+	"github.com/kubetab/kubetab/core/step"
 	"github.com/kubetab/kubetab/core/store"
 	"github.com/kubetab/kubetab/core/trace"
 )
@@ -99,6 +100,9 @@ type Cluster struct {
 	// Trace holds the latest hops of requests through the cluster
 	// (core/trace): the console's trace command shows them.
 	Trace *trace.Recorder
+	// Step is step mode (core/step): it holds the components' writes at the
+	// API server and stops the cluster's clock.
+	Step *step.Gate
 
 	// mu guards kubelets, running, ctx and sched.
 	mu       sync.RWMutex
@@ -147,6 +151,9 @@ func New(cfg Config) (*Cluster, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	// Every component runs on one pausable clock, which step mode stops.
+	stepClock := step.NewClock(cfg.Clock)
+	cfg.Clock = stepClock
 	c := &Cluster{cfg: cfg, kubelets: map[string]*kubelet.Kubelet{}, running: map[string]*kubeletRun{}}
 	c.Store = store.New(cfg.Store)
 	c.Trace = trace.New(cfg.TraceSize, cfg.Clock)
@@ -155,6 +162,8 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c.Registry = reg
+	c.Step = step.NewGate(stepClock)
+	reg.SetStepGate(c.Step)
 	c.API, err = apiserver.New(apiserver.Config{
 		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec),
 		PortForward:     apiserver.PortForwardProviderFunc(c.podPortForward),

@@ -100,8 +100,8 @@ type StoreKey struct {
 	// Encoding is how the value is stored: "protobuf" (what etcdctl
 	// prints: the bytes start with "k8s\x00") or "json".
 	Encoding string `json:"encoding,omitempty"`
-	// Value is the stored value decoded to its object (JSON). Absent on a
-	// DELETED watch event's object? No: a deleted key's last value is there.
+	// Value is the stored value decoded to its object (JSON); in a DELETED
+	// watch event, the key's last value. Absent for a key no resource keeps.
 	Value runtime.RawExtension `json:"value,omitempty"`
 }
 
