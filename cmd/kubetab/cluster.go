@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubetab/kubetab/core/apiserver"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/wasm/images"
 )
@@ -39,12 +40,8 @@ the Kubernetes API on --addr, and write a kubeconfig for kubectl.
   KUBECONFIG=/tmp/kubetab.yaml kubectl get nodes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				return fmt.Errorf("--addr %q: %w", addr, err)
-			}
-			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: serving the API without authentication on %s, which is not a loopback address\n", addr)
+			if err := checkLoopbackAddr(addr); err != nil {
+				return err
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -65,7 +62,7 @@ the Kubernetes API on --addr, and write a kubeconfig for kubectl.
 					return err
 				}
 			}
-			srv := &http.Server{Handler: c.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: apiserver.LoopbackOnly(c.Handler(), ln.Addr().String()), ReadHeaderTimeout: 10 * time.Second}
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
 			fmt.Fprintf(cmd.OutOrStdout(), "kubetab cluster ready: %d nodes, API at %s", nodes, server)
@@ -90,6 +87,26 @@ the Kubernetes API on --addr, and write a kubeconfig for kubectl.
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "write a kubeconfig for this cluster to this path")
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of nodes")
 	return cmd
+}
+
+// checkLoopbackAddr refuses an --addr beyond loopback: the API has no
+// authentication yet, so anyone who can reach it owns the cluster (and can
+// run code on this machine through it). A loopback address is an IP in
+// 127.0.0.0/8 or ::1, or "localhost".
+func checkLoopbackAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	shown := host
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		shown = host + " (every interface)"
+	}
+	return fmt.Errorf("--addr %s: refusing to serve on %s: kubetab cluster serves the Kubernetes API without authentication, "+
+		"so it listens on loopback only (127.0.0.1, ::1 or localhost), where only programs on this machine can reach it", addr, shown)
 }
 
 // writeKubeconfig writes a kubeconfig with one cluster, user and context,

@@ -1,6 +1,7 @@
 // Command kubetab is the native side of kubetab:
 //
 //	kubetab serve [--addr 127.0.0.1:8080]   serve the web app (embedded, works offline)
+//	kubetab console [-c LINE ...]           the page's console on a fresh cluster, natively
 //
 // and, from cluster.go, `kubetab cluster`: the same control plane as in the
 // browser, with a real HTTP API for the real kubectl.
@@ -13,6 +14,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -42,6 +44,10 @@ func newRootCommand() *cobra.Command {
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
+		var code exitCode
+		if errors.As(err, &code) {
+			os.Exit(int(code)) // a console line's exit code; its output said why
+		}
 		fmt.Fprintln(os.Stderr, "kubetab:", err)
 		os.Exit(1)
 	}

@@ -125,10 +125,13 @@ func decodeProtobufDeleteOptions(data []byte, opts *metav1.DeleteOptions) error 
 	return nil
 }
 
-func unsupportedMedia(ct string) error {
+// unsupportedMedia is upstream's errUnsupportedMediaType (negotiation's
+// NewUnsupportedMediaTypeError) over the media types kubetab decodes: 415,
+// naming what is accepted, not what was sent.
+func unsupportedMedia(string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got %q)", ct),
+		Message: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, " + protobufMediaType,
 	}}
 }
 

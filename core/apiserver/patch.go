@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -124,6 +125,34 @@ func strictPatchError(pt types.PatchType, patch, patched []byte, strict strictDe
 	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, strict.Error())})
 }
 
+// maxJSONPatchOperations is the most operations one JSON patch may hold;
+// more is 413 (kube-apiserver's limit, from CVE-2019-1002100, where a small
+// patch of many operations took the API server down).
+const maxJSONPatchOperations = 10000
+
+// lowerJSONPatchCopyLimit sets the JSON patch library's accumulated copy
+// limit to limit unless a lower one is already set. The library keeps it in
+// a package variable shared by every server in the process; upstream's
+// GenericAPIServer sets it the same way, with a compare-and-swap that only
+// ever lowers it.
+//
+// Without it, a patch of copy operations that each copy a subtree into
+// itself doubles the document per operation: 1.8 KB of patch asks for
+// gigabytes. With it, the copies stop at the limit with the library's error
+// ("Unable to complete the copy, the accumulated size increase of copy is
+// N, exceeding the limit L"), which the API server answers 422.
+func lowerJSONPatchCopyLimit(limit int64) {
+	for limit > 0 {
+		cur := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+		if cur > 0 && cur <= limit {
+			return
+		}
+		if atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, cur, limit) {
+			return
+		}
+	}
+}
+
 // applyPatch applies a patch to the JSON of the current object. The patch
 // libraries can panic on some malformed patches (evanphx/json-patch v4 on a
 // "replace" without a value, found by FuzzApplyPatch): that is bad input, so
@@ -136,10 +165,20 @@ func applyPatch(pt types.PatchType, cur, patch []byte, schemaObj runtime.Object)
 	}()
 	switch pt {
 	case types.JSONPatchType:
-		var p jsonpatch.Patch
-		if p, err = jsonpatch.DecodePatch(patch); err == nil {
-			out, err = p.Apply(cur)
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
+		if len(p) > maxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
+				"The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
+		}
+		if out, err = p.Apply(cur); err != nil {
+			// A well-formed patch that does not apply (a missing path, a
+			// failed test, the copy limit) is 422, as upstream.
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+		return out, nil
 	case types.MergePatchType:
 		out, err = jsonpatch.MergePatch(cur, patch)
 	case types.StrategicMergePatchType:

@@ -86,6 +86,11 @@ type Config struct {
 	// MaxRequestBodyBytes bounds request bodies (413 above); zero means 3 MiB,
 	// kube-apiserver's limit.
 	MaxRequestBodyBytes int64
+	// JSONPatchMaxCopyBytes bounds how much a JSON patch's "copy" operations
+	// may add to a document (evanphx/json-patch's AccumulatedCopySizeLimit);
+	// zero means 3 MiB, kube-apiserver's limit. The library keeps the limit
+	// in a package variable, so, as upstream, a server only ever lowers it.
+	JSONPatchMaxCopyBytes int64
 	// ExternalAddress is reported in /api's serverAddressByClientCIDRs.
 	ExternalAddress string
 	// RequestTimeout bounds every request that is not long-running (watches
@@ -123,6 +128,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxRequestBodyBytes == 0 {
 		cfg.MaxRequestBodyBytes = 3 << 20
 	}
+	if cfg.JSONPatchMaxCopyBytes == 0 {
+		cfg.JSONPatchMaxCopyBytes = 3 << 20
+	}
+	lowerJSONPatchCopyLimit(cfg.JSONPatchMaxCopyBytes)
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = time.Minute
 	}

@@ -101,6 +101,8 @@ func rpcError(err error) error {
 		return errors.New("etcdserver: mvcc: required revision is a future revision")
 	case errors.Is(err, store.ErrEmptyKey):
 		return errors.New("etcdserver: key is not provided")
+	case errors.Is(err, store.ErrRequestTooLarge):
+		return errors.New("etcdserver: request is too large")
 	}
 	return err
 }

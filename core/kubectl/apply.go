@@ -62,6 +62,7 @@ func (s *session) newApplyCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "The files that contain the configurations to apply.")
+	s.addRecursiveFlag(cmd)
 	s.addValidateFlag(cmd)
 	return cmd
 }

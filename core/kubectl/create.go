@@ -88,6 +88,7 @@ func (s *session) newCreateCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "Filename, directory, or URL to files to use to create the resource")
+	s.addRecursiveFlag(cmd)
 	s.addValidateFlag(cmd)
 	pf.add(cmd)
 	cmd.AddCommand(s.newCreateDeploymentCommand(), s.newCreateNamespaceCommand(), s.newCreateConfigMapCommand(),

@@ -58,6 +58,7 @@ func (s *session) newDeleteCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringSliceVarP(&o.files, "filename", "f", nil, "containing the resource to delete.")
+	s.addRecursiveFlag(cmd)
 	f.StringVarP(&o.labelSelector, "selector", "l", "", "Selector (label query) to filter on, not including uninitialized ones.")
 	f.StringVar(&o.fieldSelector, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.")
 	f.BoolVar(&o.all, "all", false, "Delete all resources, in the namespace of the specified resource types.")

@@ -74,6 +74,7 @@ func (s *session) newDiffCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "Filename, directory, or URL to files contains the configuration to diff")
+	s.addRecursiveFlag(cmd)
 	cmd.Flags().StringVar(&fieldManager, "field-manager", "kubectl-client-side-apply", "Name of the manager used to track field ownership.")
 	return cmd
 }

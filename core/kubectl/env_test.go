@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubetab/kubetab/core/apiserver"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/console"
 	"github.com/kubetab/kubetab/core/store"
 )
 
@@ -112,18 +113,26 @@ func newEnv(t *testing.T) *env {
 	e.cli, err = New(Config{
 		Transport: &recorder{rt: InProcessTransport(srv), e: e},
 		Clock:     e.clock,
-		ReadFile: func(name string) ([]byte, error) {
-			data, ok := e.files[name]
-			if !ok {
-				return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-			}
-			return []byte(data), nil
-		},
+		// The console's working directory, holding e.files as they are
+		// when kubectl reads them.
+		ReadFile: func(name string) ([]byte, error) { return e.workdir().ReadFile(name) },
+		ReadDir:  func(name string) ([]fs.DirEntry, error) { return e.workdir().ReadDir(name) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// workdir is a console working directory holding e.files.
+func (e *env) workdir() *console.Files {
+	f := console.NewFiles()
+	for name, data := range e.files {
+		if err := f.WriteFile(name, []byte(data)); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return f
 }
 
 // podLogs is the kubelet's side of pods/log in tests: the text stored for

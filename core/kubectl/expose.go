@@ -93,6 +93,7 @@ func (s *session) newExposeCommand() *cobra.Command {
 	f.StringVar(&o.clusterIP, "cluster-ip", "", "ClusterIP to be assigned to the service. Leave empty to auto-allocate, or set to 'None' to create a headless service.")
 	f.StringVar(&o.fieldManager, "field-manager", "kubectl-expose", "Name of the manager used to track field ownership.")
 	f.StringSliceVarP(&o.files, "filename", "f", nil, "Filename, directory, or URL to files identifying the resource to expose a service")
+	s.addRecursiveFlag(cmd)
 	o.overrides.add(cmd)
 	o.print.add(cmd)
 	return cmd

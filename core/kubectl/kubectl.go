@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -43,6 +44,10 @@ type Config struct {
 	// browser passes a function over the files the learner wrote in the
 	// editor; "-" always means standard input.
 	ReadFile func(name string) ([]byte, error)
+	// ReadDir lists a directory for -f DIR: its files ending .json, .yaml
+	// or .yml, and with -R its subdirectories too. Nil means os.ReadDir.
+	// The console passes its working directory's (console.Files).
+	ReadDir func(name string) ([]fs.DirEntry, error)
 	// Clock is used for the ages `kubectl describe` computes itself (get's
 	// ages come from the server). Nil means the real clock.
 	Clock clock.PassiveClock
@@ -72,6 +77,9 @@ func New(cfg Config) (*CLI, error) {
 	}
 	if cfg.ReadFile == nil {
 		cfg.ReadFile = os.ReadFile
+	}
+	if cfg.ReadDir == nil {
+		cfg.ReadDir = os.ReadDir
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -163,6 +171,8 @@ type session struct {
 	// what it asks the server for (Strict, Warn, Ignore).
 	validate, fieldValidation string
 	resources                 []apiResource // discovery cache, filled by discover
+	// recursive is -R: -f DIR reads the directory's subdirectories too.
+	recursive bool
 }
 
 // out and errOut are the command's streams.

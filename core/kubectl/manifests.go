@@ -8,7 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,6 +35,10 @@ type manifest struct {
 // caller sends anything, so a typo in the third document leaves the cluster
 // untouched, as with upstream kubectl.
 func (s *session) readManifests(verb string, files []string) ([]manifest, error) {
+	files, err := s.expandPaths(files)
+	if err != nil {
+		return nil, err
+	}
 	var out []manifest
 	for _, file := range files {
 		data, source, err := s.readFile(file)
@@ -51,6 +59,69 @@ func (s *session) readManifests(verb string, files []string) ([]manifest, error)
 	}
 	if len(out) == 0 && len(files) > 0 {
 		return nil, fmt.Errorf("no objects passed to %s", verb)
+	}
+	return out, nil
+}
+
+// fileExtensions are the files -f DIR reads (upstream:
+// resource.FileExtensions); a file named on its own is read whatever its name.
+var fileExtensions = []string{".json", ".yaml", ".yml"}
+
+// recursiveUsage is -R's help, upstream's.
+const recursiveUsage = "Process the directory used in -f, --filename recursively. Useful when you want to manage related manifests organized within the same directory."
+
+// addRecursiveFlag adds -R, --recursive beside a command's -f.
+func (s *session) addRecursiveFlag(cmd *cobra.Command) {
+	cmd.Flags().BoolVarP(&s.recursive, "recursive", "R", false, recursiveUsage)
+}
+
+// expandPaths replaces each directory among the -f paths by the files in
+// it that end in .json, .yaml or .yml, in name order, and with -R
+// (s.recursive) by those of its subdirectories too, depth first, as
+// upstream's resource builder walks them (ExpandPathsToFileVisitors). Files
+// and "-" stay as they are; a missing path is reported when it is read.
+func (s *session) expandPaths(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		if p == "-" {
+			out = append(out, p)
+			continue
+		}
+		entries, err := s.cli.cfg.ReadDir(p)
+		if err != nil {
+			out = append(out, p) // a file, or missing: readFile says which
+			continue
+		}
+		before := len(out)
+		if out, err = s.walkDir(p, p, entries, out); err != nil {
+			return nil, err
+		}
+		if len(out) == before && before == 0 {
+			return nil, fmt.Errorf("error reading %v: recognized file extensions are %v", []string{p}, fileExtensions)
+		}
+	}
+	return out, nil
+}
+
+func (s *session) walkDir(root, dir string, entries []fs.DirEntry, out []string) ([]string, error) {
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			if !s.recursive {
+				continue
+			}
+			sub, err := s.cli.cfg.ReadDir(p)
+			if err != nil {
+				return nil, fmt.Errorf("error reading %q: %v", root, err)
+			}
+			if out, err = s.walkDir(root, p, sub, out); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if slices.Contains(fileExtensions, filepath.Ext(p)) {
+			out = append(out, p)
+		}
 	}
 	return out, nil
 }

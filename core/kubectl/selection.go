@@ -12,6 +12,7 @@ import (
 // builder's flags, genericclioptions.ResourceBuilderFlags).
 type selection struct {
 	files         []string
+	recursive     bool // -R: -f DIR reads its subdirectories too
 	labelSelector string
 	fieldSelector string
 	all           bool
@@ -26,6 +27,7 @@ func (sel *selection) addFlags(cmd *cobra.Command, usage string, which ...string
 		switch w {
 		case "f":
 			f.StringSliceVarP(&sel.files, "filename", "f", nil, "Filename, directory, or URL to files "+usage)
+			f.BoolVarP(&sel.recursive, "recursive", "R", false, recursiveUsage)
 		case "l":
 			f.StringVarP(&sel.labelSelector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2). Matching objects must satisfy all of the specified label constraints.")
 		case "field-selector":
@@ -63,6 +65,7 @@ func (s *session) selectObjects(verb string, sel *selection, args []string) ([]s
 		if len(args) > 0 {
 			return nil, errors.New("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
 		}
+		s.recursive = sel.recursive
 		objs, err := s.readManifests(verb, sel.files)
 		if err != nil {
 			return nil, err

@@ -77,6 +77,10 @@ var (
 	ErrFuture         = errors.New("store: required revision is a future revision")
 	ErrWatcherTooSlow = errors.New("store: watcher fell too far behind and was dropped")
 	ErrEmptyKey       = errors.New("store: key is not provided")
+	// ErrRequestTooLarge refuses a write whose keys and values together
+	// exceed Config.MaxRequestBytes (etcd's "etcdserver: request is too
+	// large", from its --max-request-bytes).
+	ErrRequestTooLarge = errors.New("store: request is too large")
 )
 
 // KeyValue is one key at one revision.
@@ -135,7 +139,16 @@ type Config struct {
 	// it is dropped with ErrWatcherTooSlow, so a slow reader never blocks writers.
 	// Zero means 100,000.
 	WatcherQueueLimit int
+	// MaxRequestBytes bounds one write (a Create, an Update or a Txn): the
+	// bytes of its keys and values together. Larger is ErrRequestTooLarge
+	// and writes nothing. Zero means 1.5 MiB, etcd's default
+	// --max-request-bytes, which is why Kubernetes objects stay under about
+	// 1.5 MB; negative means no limit.
+	MaxRequestBytes int
 }
+
+// DefaultMaxRequestBytes is etcd's default --max-request-bytes.
+const DefaultMaxRequestBytes = 1536 * 1024
 
 // Store is an in-memory, multi-version key/value store with transactions and
 // watches. All its methods are safe for concurrent use.
@@ -169,6 +182,9 @@ func New(cfg Config) *Store {
 	}
 	if cfg.WatcherQueueLimit <= 0 {
 		cfg.WatcherQueueLimit = 100_000
+	}
+	if cfg.MaxRequestBytes == 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
 	}
 	return &Store{
 		cfg:       cfg,
@@ -314,6 +330,9 @@ func (s *Store) Create(key string, value []byte) (KeyValue, error) {
 	if key == "" {
 		return KeyValue{}, ErrEmptyKey
 	}
+	if s.tooLarge(len(key) + len(value)) {
+		return KeyValue{}, ErrRequestTooLarge
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ki := s.index.get(key)
@@ -333,6 +352,9 @@ func (s *Store) Update(key string, value []byte, expectModRevision int64) (KeyVa
 	if key == "" {
 		return KeyValue{}, ErrEmptyKey
 	}
+	if s.tooLarge(len(key) + len(value)) {
+		return KeyValue{}, ErrRequestTooLarge
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ki := s.index.get(key)
@@ -349,6 +371,12 @@ func (s *Store) Update(key string, value []byte, expectModRevision int64) (KeyVa
 	kv := s.put(ki, key, value, s.rev+1)
 	s.commit(s.rev + 1)
 	return *kv, nil
+}
+
+// tooLarge says whether a write of n bytes of keys and values is over
+// Config.MaxRequestBytes. cfg does not change after New, so no lock.
+func (s *Store) tooLarge(n int) bool {
+	return s.cfg.MaxRequestBytes > 0 && n > s.cfg.MaxRequestBytes
 }
 
 // Delete removes key. If expectModRevision is not zero, only if the key's

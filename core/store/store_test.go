@@ -213,3 +213,32 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("missing key: %+v", got)
 	}
 }
+
+// A write over MaxRequestBytes is refused whole, as etcd refuses a request
+// over --max-request-bytes, and nothing changes.
+func TestMaxRequestBytes(t *testing.T) {
+	s := New(Config{MaxRequestBytes: 100})
+	if _, err := s.Create("/k", make([]byte, 50)); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 100)
+	rev := s.Revision()
+	for name, write := range map[string]func() error{
+		"create": func() error { _, err := s.Create("/other", big); return err },
+		"update": func() error { _, err := s.Update("/k", big, 0); return err },
+		"txn": func() error {
+			_, err := s.Txn(TxnRequest{Then: []Op{OpPut("/a", make([]byte, 60)), OpPut("/b", make([]byte, 60))}})
+			return err
+		},
+	} {
+		if err := write(); !errors.Is(err, ErrRequestTooLarge) {
+			t.Errorf("%s: %v, want ErrRequestTooLarge", name, err)
+		}
+	}
+	if got := s.Revision(); got != rev {
+		t.Fatalf("a refused write moved the revision %d -> %d", rev, got)
+	}
+	if _, err := New(Config{}).Create("/k", make([]byte, DefaultMaxRequestBytes)); !errors.Is(err, ErrRequestTooLarge) {
+		t.Fatalf("default limit: %v", err)
+	}
+}

@@ -224,13 +224,24 @@ type DeleteResponse struct {
 // Txn runs a transaction atomically. It is refused as a whole, before any
 // compare runs, with ErrEmptyKey (a put, or a single-key delete, of ""),
 // ErrTooManyOps, ErrDuplicateKey (a branch that writes a key twice: two puts,
-// or a put inside a range it also deletes), or ErrCompacted/ErrFuture (a get
+// or a put inside a range it also deletes), ErrRequestTooLarge (its keys
+// and values together over Config.MaxRequestBytes), or ErrCompacted/ErrFuture (a get
 // WithRev at a revision the store cannot read).
 func (s *Store) Txn(req TxnRequest) (TxnResponse, error) {
+	n := 0
 	for _, ops := range [][]Op{req.Then, req.Else} {
 		if err := checkOps(ops); err != nil {
 			return TxnResponse{}, err
 		}
+		for _, op := range ops {
+			n += len(op.Key) + len(op.End) + len(op.Value)
+		}
+	}
+	for _, c := range req.If {
+		n += len(c.Key) + len(c.Value)
+	}
+	if s.tooLarge(n) {
+		return TxnResponse{}, ErrRequestTooLarge
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

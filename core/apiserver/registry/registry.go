@@ -35,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strconv"
 	"sync"
@@ -489,7 +490,7 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 	}
 	if err != nil {
 		done(false)
-		return nil, apierrors.NewInternalError(err)
+		return nil, s.storeErr(err, acc.GetName())
 	}
 	acc.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 	done(true)
@@ -773,9 +774,20 @@ func (s *Store) storeErr(err error, name string) error {
 		return s.conflict(name)
 	case errors.Is(err, store.ErrNotFound):
 		return s.notFound(name)
+	case errors.Is(err, store.ErrRequestTooLarge):
+		return errRequestTooLarge
 	}
 	return apierrors.NewInternalError(err)
 }
+
+// errRequestTooLarge is what kube-apiserver answers when etcd refuses a
+// write over its --max-request-bytes: etcd's error passed through as a 500
+// with no reason, as the API server does with any error that is not a
+// Status.
+var errRequestTooLarge = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+	Reason: metav1.StatusReasonUnknown, Message: "etcdserver: request is too large",
+}}
 
 // prepareUpdate applies the update strategy to updated (a copy of the
 // request's object) against old, and validates it.

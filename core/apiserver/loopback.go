@@ -1,0 +1,96 @@
+package apiserver
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Serving on loopback without authentication
+//
+// kube-apiserver authenticates every request (client certificates, bearer
+// tokens) before anything else in its filter chain
+// (k8s.io/apiserver/pkg/server/filters, DefaultBuildHandlerChain). kubetab
+// has no authentication yet, so `kubetab cluster` listens on loopback only:
+// only programs on the learner's own machine can reach it. One of those
+// programs is the learner's web browser, and any page it shows can send
+// requests to http://127.0.0.1:6443 in two ways that need no permission
+// from the server:
+//
+//   - DNS rebinding: a page on evil.example makes its own name resolve to
+//     127.0.0.1, and its requests then reach the cluster as same-origin
+//     requests, free to read the answers. They still carry
+//     "Host: evil.example".
+//   - "Simple" cross-origin requests: a POST with no Content-Type, or one of
+//     text/plain, application/x-www-form-urlencoded or multipart/form-data,
+//     is sent without a CORS preflight; the page cannot read the answer,
+//     but the write happens.
+//
+// LoopbackOnly closes both: it answers only requests whose Host names the
+// served address or a loopback name, and it refuses a request body without
+// a Content-Type (the API server already answers a body in any type but
+// JSON, YAML or protobuf with 415). kube-apiserver reads a body without a
+// Content-Type as JSON; kubetab refuses it, since nothing else stands
+// between such a request and the cluster. Real kubectl, client-go and
+// kubetab's page always send a Content-Type with a body.
+
+// LoopbackOnly wraps the API handler h for serving at served (host:port,
+// the listener's address): see above.
+func LoopbackOnly(h http.Handler, served string) http.Handler {
+	servedHost, _, err := net.SplitHostPort(served)
+	if err != nil {
+		servedHost = served
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host, servedHost) {
+			writeError(w, r, forbiddenHost(r.Host, served))
+			return
+		}
+		if r.Header.Get("Content-Type") == "" && hasBody(r) {
+			writeError(w, r, unsupportedMedia(""))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost says whether a request's Host header names the served host
+// or a loopback one: an IP literal in 127.0.0.0/8 or ::1, "localhost", or a
+// name under .localhost (which resolvers must answer with loopback, RFC
+// 6761). The port is not checked: only names can be rebound.
+func loopbackHost(hostport, served string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport // no port
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if host == "" {
+		return false
+	}
+	if strings.EqualFold(host, strings.Trim(served, "[]")) {
+		return true
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	host = strings.ToLower(host)
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
+}
+
+// hasBody says whether r carries a body: a Content-Length above zero, or
+// one of unknown length (chunked).
+func hasBody(r *http.Request) bool {
+	return r.ContentLength > 0 || (r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody)
+}
+
+func forbiddenHost(host, served string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+		Message: fmt.Sprintf("forbidden: the Host %q is neither %s nor a loopback name; "+
+			"this unauthenticated API answers only requests addressed to the machine it runs on (protection against DNS rebinding)", host, served),
+	}}
+}
