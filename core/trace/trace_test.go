@@ -2,8 +2,8 @@ package trace
 
 import (
 	"bytes"
-	"fmt"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
