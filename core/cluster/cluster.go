@@ -55,6 +55,7 @@ import (
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/core/scheduler"
 	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
+	"github.com/kubetab/kubetab/core/step"
 	"github.com/kubetab/kubetab/core/store"
 	"github.com/kubetab/kubetab/core/trace"
 )
@@ -154,6 +155,9 @@ type Cluster struct {
 	// Trace holds the latest hops of requests through the cluster
 	// (core/trace): the console's trace command shows them.
 	Trace *trace.Recorder
+	// Step is step mode (core/step): it holds the components' writes at the
+	// API server and stops the cluster's clock.
+	Step *step.Gate
 
 	// mu guards kubelets, runtimes, running, ctx, sched, nodes, nextIndex
 	// and synced. Lock order: mu, then net.mu.
@@ -244,6 +248,9 @@ func New(cfg Config) (*Cluster, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	// Every component runs on one pausable clock, which step mode stops.
+	stepClock := step.NewClock(cfg.Clock)
+	cfg.Clock = stepClock
 	c := &Cluster{cfg: cfg, kubelets: map[string]*kubelet.Kubelet{}, runtimes: map[string]*cri.Runtime{},
 		running: map[string]*kubeletRun{}, nextIndex: 1}
 	specs := cfg.NodeSpecs
@@ -269,6 +276,8 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c.Registry = reg
+	c.Step = step.NewGate(stepClock)
+	reg.SetStepGate(c.Step)
 	c.API, err = apiserver.New(apiserver.Config{
 		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec),
 		PortForward:     apiserver.PortForwardProviderFunc(c.podPortForward),
