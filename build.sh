@@ -74,7 +74,7 @@ cmd_build() {
   log "npm ci (site)"
   (cd site && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
   log "bundle the site (esbuild) into $DIST"
-  go run ./site/build -src site/src -out "$DIST"
+  go run ./site/build -src site/src -out "$DIST" -lessons lessons
   log "kubetab.wasm (GOOS=js GOARCH=wasm)"
   GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o "$DIST/kubetab.wasm" ./wasm
   cp "$(wasm_exec_dir)/wasm_exec.js" "$DIST/wasm_exec.js"
@@ -146,7 +146,7 @@ cmd_test() {
   step "go vet (GOOS=js)" env GOOS=js GOARCH=wasm go vet ./core/... ./wasm/...
   step "go test (native)" go test -count=1 -timeout 5m ./...
   step "go test -race (small packages)" go test -race -count=1 -timeout 10m "${RACE_PACKAGES[@]}"
-  step "site JavaScript tests (node --test)" bash -c 'cd site && node --test src/*.test.js'
+  step "site JavaScript tests (node --test)" bash -c 'cd site && node --test src/*.test.js src/lessons/*.test.js'
   step "fuzz, briefly (decode+validate, patches, snapshots, module rewriting, lesson files)" fuzz_briefly
   step "go test (GOOS=js under Node)" go_test_js
   step "browser tests (headless Chromium)" browser_tests
