@@ -44,9 +44,13 @@
 //     ready endpoints; dns: the cluster DNS (CoreDNS's records); curl: the
 //     console's curl over that network.
 //   - printers: the columns of `kubectl get`, as kube-apiserver prints them.
-//   - etcdctl and ssh: console commands that show the store as it is and
-//     stop or start a node's kubelet.
+//   - etcdctl, ssh and node: console commands that show the store as it
+//     is, stop or start a node's kubelet, and add or remove whole nodes.
 //   - cluster: wires all of the above into one process: cluster.New, Start.
+//   - console: the page's small shell (pipes, redirections, here-documents,
+//     ls, cat, grep ...) over an in-memory working directory; session: a
+//     cluster and a console with every command, as the page and the lesson
+//     verifier both use it.
 //   - trace: the hops of every request, in order, from kubectl to the
 //     kubelet's CNI and CRI calls; the console's `trace` command prints
 //     them, so the path above can be watched as it happens.

@@ -29,7 +29,9 @@ func newConsoleCommand() *cobra.Command {
 		Long: `Start a fresh cluster in this process and run console lines on it: the
 same commands as the page's console (kubectl, etcdctl, trace, curl, ssh,
 images ...). Lines come from -c (in order) or, without -c, from standard
-input, one a line; the exit code is the last line's.
+input, one a command at a time (a here-document or a line ending in | or \
+reads on, as in a shell: console.Complete); the exit code is the last
+command's.
 
   kubetab console -c 'kubectl create deployment web --image=hello' -c 'kubectl get pods'
   printf 'kubectl get nodes\ntrace\n' | kubetab console`,
@@ -52,7 +54,7 @@ input, one a line; the exit code is the last line's.
 				for _, l := range lines {
 					run(l)
 				}
-			} else if err := eachLine(cmd.InOrStdin(), func(l string) { run(l) }); err != nil {
+			} else if err := eachCommand(cmd.InOrStdin(), run); err != nil {
 				return err
 			}
 			if code != 0 {
@@ -65,12 +67,22 @@ input, one a line; the exit code is the last line's.
 	return cmd
 }
 
-// eachLine calls fn with each line of r, without its newline.
-func eachLine(r io.Reader, fn func(string)) error {
+// eachCommand calls fn with each complete command of r: a line, or the
+// lines up to where console.Complete says it ends (a here-document, an
+// open quote, a trailing | or \). What is left at the end is run as it is.
+func eachCommand(r io.Reader, fn func(string)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	pending := ""
 	for sc.Scan() {
-		fn(sc.Text())
+		pending += sc.Text() + "\n"
+		if console.Complete(pending) {
+			fn(pending)
+			pending = ""
+		}
+	}
+	if pending != "" {
+		fn(pending)
 	}
 	return sc.Err()
 }

@@ -32,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 
 	"github.com/kubetab/kubetab/core/apiserver"
@@ -84,11 +85,63 @@ type Config struct {
 // kubelet registers it with (upstream: the kubelet's --node-labels and
 // --register-with-taints).
 type NodeSpec struct {
+	// Name is the Node's name and hostname: a DNS-1123 subdomain.
 	Name string
-	// CPU and Memory are the node's capacity; zero means 4 and 8Gi.
+	// CPU and Memory are the node's capacity; zero means the Config's
+	// NodeCPU and NodeMemory (4 and 8Gi by default).
 	CPU, Memory resource.Quantity
-	Labels      map[string]string
-	Taints      []corev1.Taint
+	// Labels are added to the kubelet's own (kubernetes.io/hostname,
+	// kubernetes.io/os, kubernetes.io/arch).
+	Labels map[string]string
+	// Taints are the node's taints when it registers.
+	Taints []corev1.Taint
+}
+
+// Validate checks a NodeSpec as kube-apiserver and the kubelet's flag
+// parsing would: the name, the quantities, the labels and the taints.
+func (s NodeSpec) Validate() error {
+	if s.Name == "" {
+		return errors.New("a node needs a name")
+	}
+	if msgs := validation.IsDNS1123Subdomain(s.Name); len(msgs) > 0 {
+		return fmt.Errorf("invalid node name %q: %s", s.Name, msgs[0])
+	}
+	if s.CPU.Sign() < 0 {
+		return fmt.Errorf("node %s: cpu %s must not be negative", s.Name, s.CPU.String())
+	}
+	if s.Memory.Sign() < 0 {
+		return fmt.Errorf("node %s: memory %s must not be negative", s.Name, s.Memory.String())
+	}
+	for k, v := range s.Labels {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			return fmt.Errorf("node %s: invalid label key %q: %s", s.Name, k, msgs[0])
+		}
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
+			return fmt.Errorf("node %s: invalid label value %q for %s: %s", s.Name, v, k, msgs[0])
+		}
+	}
+	seen := map[string]bool{}
+	for _, t := range s.Taints {
+		if msgs := validation.IsQualifiedName(t.Key); len(msgs) > 0 {
+			return fmt.Errorf("node %s: invalid taint key %q: %s", s.Name, t.Key, msgs[0])
+		}
+		if t.Value != "" {
+			if msgs := validation.IsValidLabelValue(t.Value); len(msgs) > 0 {
+				return fmt.Errorf("node %s: invalid taint value %q for %s: %s", s.Name, t.Value, t.Key, msgs[0])
+			}
+		}
+		switch t.Effect {
+		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			return fmt.Errorf("node %s: invalid taint effect %q for %s: must be NoSchedule, PreferNoSchedule or NoExecute", s.Name, t.Effect, t.Key)
+		}
+		if k := t.Key + ":" + string(t.Effect); seen[k] {
+			return fmt.Errorf("node %s: taint %s:%s given twice", s.Name, t.Key, t.Effect)
+		} else {
+			seen[k] = true
+		}
+	}
+	return nil
 }
 
 // Cluster is a running (or ready to run) cluster.
@@ -102,14 +155,17 @@ type Cluster struct {
 	// (core/trace): the console's trace command shows them.
 	Trace *trace.Recorder
 
-	// mu guards kubelets, running, ctx and sched.
-	mu       sync.RWMutex
-	sched    *scheduler.Scheduler // set by Start; serves the decision records
-	kubelets map[string]*kubelet.Kubelet
-	running  map[string]*kubeletRun // the kubelets whose Run is running
-	ctx      context.Context        // Start's context; StartNode runs under it
-	nodes    []nodeSpec
-	synced   []func() bool // the HasSynced of the components Launch started
+	// mu guards kubelets, runtimes, running, ctx, sched, nodes, nextIndex
+	// and synced. Lock order: mu, then net.mu.
+	mu        sync.RWMutex
+	sched     *scheduler.Scheduler // set by Start; serves the decision records
+	kubelets  map[string]*kubelet.Kubelet
+	runtimes  map[string]*cri.Runtime
+	running   map[string]*kubeletRun // the kubelets whose Run is running
+	ctx       context.Context        // Start's context; StartNode runs under it
+	nodes     []nodeSpec
+	nextIndex int           // the next node's number: its podCIDR and IP
+	synced    []func() bool // the HasSynced of the components Launch started
 
 	net networkState // kube-proxies and cluster DNS (network.go)
 }
@@ -121,12 +177,51 @@ type kubeletRun struct {
 	done   chan struct{}
 }
 
+// nodeSpec is a node with its addresses: the Nth node made gets
+// 10.244.N.0/24 and 172.18.0.N+1, whatever its name, and a removed node's
+// number is not given again (its pods may still hold addresses from it).
 type nodeSpec struct {
-	name, podCIDR, ip string
+	NodeSpec
+	podCIDR, ip string
 }
 
 // ClusterCIDR is the pod network; node N gets 10.244.N.0/24.
 const ClusterCIDR = "10.244.0.0/16"
+
+// maxNodeIndex bounds the node numbers: 10.244.250.0/24, 172.18.0.251.
+const maxNodeIndex = 250
+
+// newNodeLocked validates spec against the nodes there are, fills in its
+// defaults and gives it the next addresses. Called with mu held (or before
+// the cluster is shared).
+func (c *Cluster) newNodeLocked(spec NodeSpec) (nodeSpec, error) {
+	if err := spec.Validate(); err != nil {
+		return nodeSpec{}, err
+	}
+	for _, n := range c.nodes {
+		if n.Name == spec.Name {
+			return nodeSpec{}, fmt.Errorf("node %q already exists", spec.Name)
+		}
+	}
+	if c.nextIndex > maxNodeIndex {
+		return nodeSpec{}, fmt.Errorf("no more node addresses: a cluster makes at most %d nodes", maxNodeIndex)
+	}
+	if spec.CPU.IsZero() {
+		spec.CPU = c.cfg.NodeCPU
+	}
+	if spec.Memory.IsZero() {
+		spec.Memory = c.cfg.NodeMemory
+	}
+	labels := make(map[string]string, len(spec.Labels))
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	spec.Labels = labels
+	spec.Taints = append([]corev1.Taint(nil), spec.Taints...)
+	i := c.nextIndex
+	c.nextIndex++
+	return nodeSpec{NodeSpec: spec, podCIDR: fmt.Sprintf("10.244.%d.0/24", i), ip: fmt.Sprintf("172.18.0.%d", i+1)}, nil
+}
 
 // New builds the store, the API server and the bootstrap objects (the
 // default namespaces). Nothing runs until Start.
@@ -137,8 +232,8 @@ func New(cfg Config) (*Cluster, error) {
 	if cfg.Nodes == 0 {
 		cfg.Nodes = 3
 	}
-	if cfg.Nodes < 0 || cfg.Nodes > 250 {
-		return nil, fmt.Errorf("cluster: %d nodes: must be between 1 and 250", cfg.Nodes)
+	if cfg.Nodes < 0 || cfg.Nodes > maxNodeIndex {
+		return nil, fmt.Errorf("cluster: %d nodes: must be between 1 and %d", cfg.Nodes, maxNodeIndex)
 	}
 	if cfg.NodeCPU.IsZero() {
 		cfg.NodeCPU = resource.MustParse("4")
@@ -149,7 +244,24 @@ func New(cfg Config) (*Cluster, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	c := &Cluster{cfg: cfg, kubelets: map[string]*kubelet.Kubelet{}, running: map[string]*kubeletRun{}}
+	c := &Cluster{cfg: cfg, kubelets: map[string]*kubelet.Kubelet{}, runtimes: map[string]*cri.Runtime{},
+		running: map[string]*kubeletRun{}, nextIndex: 1}
+	specs := cfg.NodeSpecs
+	if len(specs) == 0 {
+		for i := 1; i <= cfg.Nodes; i++ {
+			specs = append(specs, NodeSpec{Name: fmt.Sprintf("node-%d", i)})
+		}
+	}
+	if len(specs) > maxNodeIndex {
+		return nil, fmt.Errorf("cluster: %d nodes: must be at most %d", len(specs), maxNodeIndex)
+	}
+	for _, spec := range specs {
+		n, err := c.newNodeLocked(spec)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+		c.nodes = append(c.nodes, n)
+	}
 	c.Store = store.New(cfg.Store)
 	c.Trace = trace.New(cfg.TraceSize, cfg.Clock)
 	reg, err := registry.Default(registry.Config{Store: c.Store, Clock: cfg.Clock, Metrics: kubeletMetrics{c}, Trace: c.Trace})
@@ -172,13 +284,6 @@ func New(cfg Config) (*Cluster, error) {
 	// "kubernetes" Service in default.
 	if err := reg.Bootstrap(context.Background(), registry.BootstrapConfig{}); err != nil {
 		return nil, fmt.Errorf("cluster: bootstrap: %w", err)
-	}
-	for i := 1; i <= cfg.Nodes; i++ {
-		c.nodes = append(c.nodes, nodeSpec{
-			name:    fmt.Sprintf("node-%d", i),
-			podCIDR: fmt.Sprintf("10.244.%d.0/24", i),
-			ip:      fmt.Sprintf("172.18.0.%d", i+1),
-		})
 	}
 	c.Cache = cri.NewCompileCache()
 	return c, nil
@@ -291,34 +396,14 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	runners = append(runners, dc, rsc, gc, sched)
 	// kube-apiserver compacts etcd every 5 minutes (on the cluster's clock).
 	runners = append(runners, &registry.Compactor{Store: c.Store, Clock: clk})
+	c.mu.Lock()
 	for _, n := range c.nodes {
-		// The runtime tells the kubelet about container exits (upstream: the
-		// evented PLEG); the kubelet exists only after the runtime, hence the
-		// variable the closure reads.
-		var kl *kubelet.Kubelet
-		rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: clk, OnEvent: func(ev cri.ContainerEvent) {
-			if kl != nil {
-				kl.HandleContainerEvent(ev)
-			}
-		}})
-		if err != nil {
+		if err := c.newKubeletLocked(n); err != nil {
+			c.mu.Unlock()
 			return err
 		}
-		kl, err = kubelet.New(kubelet.Config{
-			Client: c.Client("kubelet/" + n.name), NodeName: n.name, Runtime: rt, Clock: clk,
-			PodCIDR: n.podCIDR, NodeIP: n.ip,
-			Capacity: corev1.ResourceList{
-				corev1.ResourceCPU: c.cfg.NodeCPU, corev1.ResourceMemory: c.cfg.NodeMemory,
-				corev1.ResourcePods: resource.MustParse("110"),
-			},
-		})
-		if err != nil {
-			return err
-		}
-		c.mu.Lock()
-		c.kubelets[n.name] = kl
-		c.mu.Unlock()
 	}
+	c.mu.Unlock()
 	for _, r := range runners {
 		go func(r runner) { _ = r.Run(ctx) }(r)
 	}
@@ -333,14 +418,162 @@ func (c *Cluster) Launch(ctx context.Context) error {
 		rcp.HasSynced, sac.HasSynced,
 	}
 	for _, n := range c.nodes {
-		c.startKubeletLocked(n.name)
-		c.synced = append(c.synced, c.kubelets[n.name].HasSynced)
+		c.startKubeletLocked(n.Name)
+		c.synced = append(c.synced, c.kubelets[n.Name].HasSynced)
 	}
 	c.mu.Unlock()
 	go func() {
 		<-ctx.Done()
 		_ = c.Cache.Close(context.Background())
 	}()
+	return nil
+}
+
+// newKubeletLocked makes a node's container runtime and kubelet (not
+// running yet). Called with mu held.
+func (c *Cluster) newKubeletLocked(n nodeSpec) error {
+	// The runtime tells the kubelet about container exits (upstream: the
+	// evented PLEG); the kubelet exists only after the runtime, hence the
+	// variable the closure reads.
+	var (
+		klMu sync.Mutex
+		kl   *kubelet.Kubelet
+	)
+	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, OnEvent: func(ev cri.ContainerEvent) {
+		klMu.Lock()
+		k := kl
+		klMu.Unlock()
+		if k != nil {
+			k.HandleContainerEvent(ev)
+		}
+	}})
+	if err != nil {
+		return err
+	}
+	k, err := kubelet.New(kubelet.Config{
+		Client: c.Client("kubelet/" + n.Name), NodeName: n.Name, Runtime: rt, Clock: c.cfg.Clock,
+		PodCIDR: n.podCIDR, NodeIP: n.ip,
+		Capacity: corev1.ResourceList{
+			corev1.ResourceCPU: n.CPU, corev1.ResourceMemory: n.Memory,
+			corev1.ResourcePods: resource.MustParse("110"),
+		},
+		Labels:             n.Labels,
+		RegisterWithTaints: n.Taints,
+	})
+	if err != nil {
+		return err
+	}
+	klMu.Lock()
+	kl = k
+	klMu.Unlock()
+	c.kubelets[n.Name] = k
+	c.runtimes[n.Name] = rt
+	return nil
+}
+
+// Nodes lists the cluster's nodes as they were made (their kubelets may
+// be stopped), in the order they were added.
+func (c *Cluster) Nodes() []NodeSpec {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]NodeSpec, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.NodeSpec
+	}
+	return out
+}
+
+// nodeNames is the names of the nodes, under mu.
+func (c *Cluster) nodeNames() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// AddNode makes a node join the running cluster, as `minikube node add`
+// or `kwokctl scale node` do: a new kubelet (with its own container
+// runtime, podCIDR and IP) starts and registers its Node with spec's
+// capacity, labels and taints, and a kube-proxy starts on it (the
+// kube-proxy DaemonSet's pod for the node). It returns once the kubelet
+// runs, without waiting for the Node to be Ready: the scheduler sees the
+// node when its Node object appears in its watch. Before Start, the node
+// is added to those Start will run. Bad specs, a name in use and an
+// exhausted address range are errors that change nothing.
+func (c *Cluster) AddNode(ctx context.Context, spec NodeSpec) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.newNodeLocked(spec)
+	if err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	if c.ctx == nil { // not launched: Launch makes it with the others
+		c.nodes = append(c.nodes, n)
+		return nil
+	}
+	if err := c.newKubeletLocked(n); err != nil {
+		return fmt.Errorf("cluster: node %s: %w", n.Name, err)
+	}
+	if err := c.addProxier(n); err != nil {
+		delete(c.kubelets, n.Name)
+		delete(c.runtimes, n.Name)
+		return fmt.Errorf("cluster: node %s: %w", n.Name, err)
+	}
+	c.nodes = append(c.nodes, n)
+	c.startKubeletLocked(n.Name)
+	c.synced = append(c.synced, c.kubelets[n.Name].HasSynced)
+	return nil
+}
+
+// RemoveNode takes a node out of the running cluster, as `minikube node
+// delete` does: its kubelet stops, its containers are killed (the machine
+// is gone), its kube-proxy stops, and its Node object is deleted. Its pods
+// are left to the controllers, as upstream: the pod garbage collector
+// deletes the pods bound to a node that no longer exists (after its
+// 40 s quarantine), and their ReplicaSets make new ones elsewhere. It
+// fails with ErrNoSuchNode for a node the cluster does not have.
+func (c *Cluster) RemoveNode(ctx context.Context, name string) error {
+	c.mu.Lock()
+	idx := -1
+	for i, n := range c.nodes {
+		if n.Name == name {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrNoSuchNode, name)
+	}
+	launched := c.ctx != nil
+	run := c.running[name]
+	rt := c.runtimes[name]
+	delete(c.running, name)
+	delete(c.kubelets, name)
+	delete(c.runtimes, name)
+	c.nodes = append(c.nodes[:idx:idx], c.nodes[idx+1:]...)
+	c.mu.Unlock()
+	if !launched {
+		return nil
+	}
+	if run != nil {
+		run.cancel()
+		<-run.done
+	}
+	c.removeProxier(name)
+	if rt != nil {
+		if err := rt.Close(ctx); err != nil {
+			return fmt.Errorf("cluster: node %s: stop its containers: %w", name, err)
+		}
+	}
+	if err := c.Client("node-remove").Nodes().Delete(ctx, "", name, nil); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("cluster: delete node %s: %w", name, err)
+	}
 	return nil
 }
 

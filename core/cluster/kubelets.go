@@ -11,12 +11,21 @@ import (
 
 	"github.com/kubetab/kubetab/core/apiserver"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/kubelet"
 )
 
 // What the API server asks of the kubelets, routed to the right one. In a
 // real cluster kube-apiserver reaches a pod's kubelet over HTTPS on port
 // 10250 (pods/log, pods/exec, pods/portforward), and metrics-server scrapes every kubelet's
 // /metrics/resource to serve metrics.k8s.io; here both are method calls.
+
+// The kubelet serves what the API server proxies to it (upstream: the
+// kubelet's server on port 10250, which kube-apiserver dials).
+var (
+	_ apiserver.ExecProvider        = (*kubelet.Kubelet)(nil)
+	_ apiserver.LogProvider         = (*kubelet.Kubelet)(nil)
+	_ apiserver.PortForwardProvider = (*kubelet.Kubelet)(nil)
+)
 
 var (
 	_ registry.MetricsProvider      = kubeletMetrics{}
@@ -59,8 +68,8 @@ type kubeletMetrics struct{ c *Cluster }
 // NodeMetrics implements registry.MetricsProvider.
 func (m kubeletMetrics) NodeMetrics(ctx context.Context) ([]metricsv1beta1.NodeMetrics, error) {
 	var out []metricsv1beta1.NodeMetrics
-	for _, n := range m.c.nodes {
-		if k, ok := m.c.Kubelet(n.name); ok && m.c.NodeRunning(n.name) {
+	for _, name := range m.c.nodeNames() {
+		if k, ok := m.c.Kubelet(name); ok && m.c.NodeRunning(name) {
 			node, _ := k.ResourceMetrics()
 			out = append(out, node)
 		}
@@ -71,9 +80,9 @@ func (m kubeletMetrics) NodeMetrics(ctx context.Context) ([]metricsv1beta1.NodeM
 // PodMetrics implements registry.MetricsProvider.
 func (m kubeletMetrics) PodMetrics(ctx context.Context, namespace string) ([]metricsv1beta1.PodMetrics, error) {
 	var out []metricsv1beta1.PodMetrics
-	for _, n := range m.c.nodes {
-		k, ok := m.c.Kubelet(n.name)
-		if !ok || !m.c.NodeRunning(n.name) {
+	for _, name := range m.c.nodeNames() {
+		k, ok := m.c.Kubelet(name)
+		if !ok || !m.c.NodeRunning(name) {
 			continue
 		}
 		_, pods := k.ResourceMetrics()

@@ -34,10 +34,14 @@ import (
 
 // networkState is the cluster's Service network, built on first use.
 type networkState struct {
-	once     sync.Once
-	err      error
-	dns      *dns.Server
+	once sync.Once
+	err  error
+	dns  *dns.Server
+	ctx  context.Context // startNetwork's: the kube-proxies of added nodes run under it
+
+	mu       sync.RWMutex              // guards ctx and the maps: nodes join and leave
 	proxiers map[string]*proxy.Proxier // by node name
+	stops    map[string]context.CancelFunc
 	byIP     map[netip.Addr]*proxy.Proxier
 	podCIDRs map[string]netip.Prefix // by node name
 }
@@ -51,23 +55,84 @@ func (c *Cluster) network() (*networkState, error) {
 			return
 		}
 		n.proxiers = map[string]*proxy.Proxier{}
+		n.stops = map[string]context.CancelFunc{}
 		n.byIP = map[netip.Addr]*proxy.Proxier{}
 		n.podCIDRs = map[string]netip.Prefix{}
-		for _, spec := range c.nodes {
-			p, err := proxy.New(proxy.Config{
-				Client: c.Client("kube-proxy/" + spec.name), NodeName: spec.name, NodeIP: spec.ip,
-				ClusterCIDR: ClusterCIDR, Clock: c.cfg.Clock,
-			})
-			if err != nil {
-				n.err = err
+		c.mu.RLock()
+		nodes := append([]nodeSpec(nil), c.nodes...)
+		c.mu.RUnlock()
+		for _, spec := range nodes {
+			if n.err = n.add(c, spec); n.err != nil {
 				return
 			}
-			n.proxiers[spec.name] = p
-			n.byIP[p.NodeIP()] = p
-			n.podCIDRs[spec.name] = netip.MustParsePrefix(spec.podCIDR)
 		}
 	})
 	return n, n.err
+}
+
+// networkLocked is network for a caller holding c.mu, once Launch has
+// built the network (network itself takes c.mu).
+func (c *Cluster) networkLocked() (*networkState, error) {
+	if c.net.err != nil {
+		return nil, c.net.err
+	}
+	if c.net.proxiers == nil {
+		return nil, errors.New("the network is not running")
+	}
+	return &c.net, nil
+}
+
+// add makes a node's kube-proxy, running it if the network runs.
+func (n *networkState) add(c *Cluster, spec nodeSpec) error {
+	p, err := proxy.New(proxy.Config{
+		Client: c.Client("kube-proxy/" + spec.Name), NodeName: spec.Name, NodeIP: spec.ip,
+		ClusterCIDR: ClusterCIDR, Clock: c.cfg.Clock,
+	})
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.proxiers[spec.Name] = p
+	n.byIP[p.NodeIP()] = p
+	n.podCIDRs[spec.Name] = netip.MustParsePrefix(spec.podCIDR)
+	if n.ctx != nil {
+		n.runLocked(spec.Name, p)
+	}
+	return nil
+}
+
+func (n *networkState) runLocked(node string, p *proxy.Proxier) {
+	ctx, cancel := context.WithCancel(n.ctx)
+	n.stops[node] = cancel
+	go func() { _ = p.Run(ctx) }()
+}
+
+// addProxier starts the kube-proxy of a node that joined. Called with c.mu
+// held (the lock order allows net.mu inside it).
+func (c *Cluster) addProxier(spec nodeSpec) error {
+	n, err := c.networkLocked()
+	if err != nil {
+		return err
+	}
+	return n.add(c, spec)
+}
+
+// removeProxier stops the kube-proxy of a node that left and forgets its
+// addresses.
+func (c *Cluster) removeProxier(node string) {
+	n := &c.net
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if stop := n.stops[node]; stop != nil {
+		stop()
+	}
+	if p := n.proxiers[node]; p != nil {
+		delete(n.byIP, p.NodeIP())
+	}
+	delete(n.stops, node)
+	delete(n.proxiers, node)
+	delete(n.podCIDRs, node)
 }
 
 // startNetwork creates the kube-dns Service and runs the cluster DNS and
@@ -81,8 +146,11 @@ func (c *Cluster) startNetwork(ctx context.Context) error {
 		return err
 	}
 	go func() { _ = n.dns.Run(ctx) }()
-	for _, p := range n.proxiers {
-		go func(p *proxy.Proxier) { _ = p.Run(ctx) }(p)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.ctx = ctx
+	for node, p := range n.proxiers {
+		n.runLocked(node, p)
 	}
 	return nil
 }
@@ -102,6 +170,8 @@ func (c *Cluster) Proxier(node string) (*proxy.Proxier, bool) {
 	if err != nil {
 		return nil, false
 	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
 	p, ok := n.proxiers[node]
 	return p, ok
 }
@@ -113,6 +183,8 @@ func (c *Cluster) NetworkSynced() bool {
 	if err != nil || !n.dns.HasSynced() {
 		return false
 	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
 	for _, p := range n.proxiers {
 		if !p.HasSynced() {
 			return false
@@ -130,7 +202,9 @@ func (c *Cluster) Transport(node, namespace string) (*proxy.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
+	n.mu.RLock()
 	p, ok := n.proxiers[node]
+	n.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNoSuchNode, node)
 	}
@@ -145,10 +219,11 @@ func (c *Cluster) Transport(node, namespace string) (*proxy.Transport, error) {
 // ConsoleTransport is the transport of the console's curl: a client on the
 // first node's host network, resolving names from namespace default.
 func (c *Cluster) ConsoleTransport() (*proxy.Transport, error) {
-	if len(c.nodes) == 0 {
-		return nil, errors.New("cluster: no nodes")
+	names := c.nodeNames()
+	if len(names) == 0 {
+		return nil, errors.New("the cluster has no nodes: add one with `node add NAME`")
 	}
-	return c.Transport(c.nodes[0].name, metav1.NamespaceDefault)
+	return c.Transport(names[0], metav1.NamespaceDefault)
 }
 
 // podHTTPHandler is the server on a pod address, reached from the control
@@ -172,12 +247,20 @@ type clusterNetwork struct {
 var _ proxy.Network = clusterNetwork{}
 
 func (cn clusterNetwork) NodeProxier(ip netip.Addr) (*proxy.Proxier, bool) {
+	cn.n.mu.RLock()
+	defer cn.n.mu.RUnlock()
 	p, ok := cn.n.byIP[ip]
 	return p, ok
 }
 
 func (cn clusterNetwork) PodHTTPHandler(addr netip.AddrPort) (http.Handler, error) {
+	cn.n.mu.RLock()
+	cidrs := make(map[string]netip.Prefix, len(cn.n.podCIDRs))
 	for node, cidr := range cn.n.podCIDRs {
+		cidrs[node] = cidr
+	}
+	cn.n.mu.RUnlock()
+	for node, cidr := range cidrs {
 		if !cidr.Contains(addr.Addr()) {
 			continue
 		}

@@ -105,7 +105,7 @@ func (f *Files) write(op, name string, data []byte, appending bool) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.isDirLocked(key) {
+	if f.isDirLocked(key) || strings.HasSuffix(name, "/") {
 		return &fs.PathError{Op: op, Path: name, Err: ErrIsDir}
 	}
 	for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
@@ -291,3 +291,59 @@ func (e entry) IsDir() bool                { return e.dir }
 func (e entry) Sys() any                   { return nil }
 func (e entry) Type() fs.FileMode          { return e.Mode().Type() }
 func (e entry) Info() (fs.FileInfo, error) { return e, nil }
+
+// Glob returns the names that match pattern, sorted, as a shell's pathname
+// expansion does (`kubectl apply -f *.yaml`, `rm app/*`): path.Match
+// syntax (* ? [a-z], \ quotes), one path segment at a time, directories
+// included, names starting with "." only for a pattern segment that does
+// too. A pattern ending in / matches directories only, and a leading ./
+// stays on the names.
+func (f *Files) Glob(pattern string) ([]string, error) {
+	if _, err := path.Match(pattern, ""); err != nil {
+		return nil, err
+	}
+	lead := ""
+	for strings.HasPrefix(pattern, "./") {
+		lead, pattern = "./", strings.TrimLeft(pattern[2:], "/")
+	}
+	dirOnly := strings.HasSuffix(pattern, "/")
+	pattern = strings.TrimRight(pattern, "/")
+	if pattern == "" {
+		return nil, nil
+	}
+	f.mu.RLock()
+	candidates := map[string]bool{} // name: is a directory
+	for k := range f.files {
+		candidates[k] = false
+		for dir := path.Dir(k); dir != "."; dir = path.Dir(dir) {
+			candidates[dir] = true
+		}
+	}
+	f.mu.RUnlock()
+	segs := strings.Split(pattern, "/")
+	var out []string
+	for name, isDir := range candidates {
+		if dirOnly && !isDir {
+			continue
+		}
+		parts := strings.Split(name, "/")
+		if len(parts) != len(segs) {
+			continue
+		}
+		ok := true
+		for i, p := range parts {
+			if m, _ := path.Match(segs[i], p); !m || strings.HasPrefix(p, ".") && !strings.HasPrefix(segs[i], ".") {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			if dirOnly {
+				name += "/"
+			}
+			out = append(out, lead+name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

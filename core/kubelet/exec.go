@@ -10,11 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/kubetab/kubetab/core/apiserver"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 )
-
-var _ apiserver.ExecProvider = (*Kubelet)(nil)
 
 // Exec runs cmd in a container of a pod on this node and waits for it: what
 // `kubectl exec POD [-c C] -- CMD ARGS` asks for (upstream: the API server

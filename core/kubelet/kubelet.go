@@ -87,14 +87,15 @@ type Config struct {
 	// kubernetes.io/os, kubernetes.io/arch) when it is registered, and may
 	// override them.
 	Labels map[string]string
+	// RegisterWithTaints are the taints the node starts with (upstream
+	// --register-with-taints): set when the kubelet creates its Node, and
+	// not touched again, so `kubectl taint` changes stay. Each must be
+	// valid (a qualified key, a label value, an effect of NoSchedule,
+	// PreferNoSchedule or NoExecute).
+	RegisterWithTaints []corev1.Taint
 	// NodeStatusUpdateFrequency is the heartbeat period; 0 means
 	// DefaultNodeStatusUpdateFrequency.
 	NodeStatusUpdateFrequency time.Duration
-	// RootDir is the kubelet's directory (upstream --root-dir,
-	// /var/lib/kubelet), where emptyDir volumes live:
-	// <RootDir>/pods/<uid>/volumes/kubernetes.io~empty-dir/<name>. Empty
-	// means a new temporary directory, made when a pod first needs one.
-	RootDir string
 }
 
 // Kubelet is the node agent of one node. Create it with New and start it with
@@ -109,6 +110,7 @@ type Kubelet struct {
 	nodeIP          string
 	capacity        corev1.ResourceList
 	labels          map[string]string
+	taints          []corev1.Taint // registered with
 	statusFrequency time.Duration
 	bootID          string
 
@@ -117,7 +119,6 @@ type Kubelet struct {
 	volumeBackOff *backOff // set up retries per volume, keyed "<pod UID>/<volume name>"
 	probes        *proberManager
 	stats         statsCache
-	root          rootState
 	running       atomic.Bool
 	heartbeats    atomic.Int64 // node status updates done, for tests
 
@@ -221,11 +222,11 @@ func New(cfg Config) (*Kubelet, error) {
 		nodeIP:          ip.String(),
 		capacity:        capacity,
 		labels:          labels,
+		taints:          append([]corev1.Taint(nil), cfg.RegisterWithTaints...),
 		statusFrequency: freq,
 		bootID:          string(uuid.NewUUID()),
 		crashBackOff:    newBackOff(clk, backOffPeriod, maxContainerBackOff),
 		volumeBackOff:   newBackOff(clk, volumeRetryInitial, volumeRetryMax),
-		root:            rootState{configured: cfg.RootDir},
 		podCIDR:         cfg.PodCIDR,
 		network:         network,
 		pods:            map[types.UID]*podRecord{},

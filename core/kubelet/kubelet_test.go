@@ -82,7 +82,7 @@ func newTestNode(t *testing.T, mods ...func(*Config)) *testNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Client: c, NodeName: "node-1", Runtime: rt, Clock: clk, PodCIDR: "10.244.1.0/24", NodeIP: "192.168.49.2", RootDir: t.TempDir()}
+	cfg := Config{Client: c, NodeName: "node-1", Runtime: rt, Clock: clk, PodCIDR: "10.244.1.0/24", NodeIP: "192.168.49.2"}
 	for _, m := range mods {
 		m(&cfg)
 	}

@@ -11,11 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/kubetab/kubetab/core/apiserver"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 )
-
-var _ apiserver.LogProvider = (*Kubelet)(nil)
 
 // PodLogs writes the log of one container of a pod on this node to w: what
 // `kubectl logs` shows (upstream: the API server proxies pods/log to the

@@ -144,6 +144,9 @@ func (kl *Kubelet) nodeLabels() map[string]string {
 // initialNode is the Node the kubelet creates (upstream: initialNode).
 func (kl *Kubelet) initialNode() *corev1.Node {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: kl.nodeName, Labels: kl.nodeLabels()}}
+	for _, t := range kl.taints {
+		node.Spec.Taints = append(node.Spec.Taints, *t.DeepCopy())
+	}
 	kl.mu.Lock()
 	if kl.podCIDR != "" {
 		node.Spec.PodCIDR, node.Spec.PodCIDRs = kl.podCIDR, []string{kl.podCIDR}

@@ -15,11 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
-	"github.com/kubetab/kubetab/core/apiserver"
 )
-
-var _ apiserver.PortForwardProvider = (*Kubelet)(nil)
 
 // PortForward carries one connection of `kubectl port-forward` to port
 // inside pod: the bytes of stream are what the learner's program sent to

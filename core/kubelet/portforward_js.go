@@ -8,11 +8,7 @@ import (
 	"io"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/kubetab/kubetab/core/apiserver"
 )
-
-var _ apiserver.PortForwardProvider = (*Kubelet)(nil)
 
 // PortForward refuses in the browser build, whose API server never asks
 // (a tab has no local port to forward from: see core/apiserver's

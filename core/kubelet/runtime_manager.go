@@ -377,6 +377,7 @@ func (kl *Kubelet) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 		Command:            expandAll(c.Command, vars),
 		Args:               expandAll(c.Args, vars),
 		Env:                env,
+		Files:              kl.containerFiles(pod, c, podIP),
 		Mounts:             mounts,
 		WorkingDir:         c.WorkingDir,
 		MemoryLimitBytes:   mem,

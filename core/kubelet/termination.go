@@ -3,6 +3,9 @@ package kubelet
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -14,9 +17,11 @@ import (
 // container exits, `kubectl describe pod` shows why in its state's message:
 //
 //	terminationMessagePath (default /dev/termination-log): what the container
-//	    wrote there, its last 4 KiB. kubetab finds the file when the path lies
-//	    inside a writable volume of the container (an emptyDir): WASI mounts
-//	    directories, so there is no single file to bind-mount at the path.
+//	    wrote there, its last 4 KiB. The kubelet places an empty file at the
+//	    path when it creates the container (upstream: a file of the node
+//	    bind-mounted there) and reads it back through the runtime, from the
+//	    container's in-memory root or volume: never a host file, so a link
+//	    a guest made cannot point the kubelet at one.
 //	terminationMessagePolicy FallbackToLogsOnError: when the container failed
 //	    (exit code not 0) and left no message, the end of its log: its last
 //	    80 lines, at most 2 KiB of them.
@@ -43,7 +48,7 @@ func (kl *Kubelet) containerMessage(pod *corev1.Pod, spec *corev1.Container, c *
 	}
 	kl.mu.Unlock()
 
-	msg, _ := kl.terminationMessage(pod, spec)
+	msg, _ := kl.terminationMessage(c.ID, spec)
 	fallback := spec.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError &&
 		c.ExitCode != 0 && c.Reason != cri.ReasonStartError
 	if msg == "" && fallback {
@@ -77,4 +82,22 @@ func (kl *Kubelet) logTail(id string) string {
 		b = b[len(b)-maxTerminationMessageLogLength:]
 	}
 	return string(b)
+}
+
+// terminationMessage reads what a container left at its
+// terminationMessagePath, its last 4 KiB (upstream: getTerminationMessage).
+// found is false when there is no such file.
+func (kl *Kubelet) terminationMessage(id string, c *corev1.Container) (msg string, found bool) {
+	p := c.TerminationMessagePath
+	if p == "" {
+		return "", false
+	}
+	data, err := kl.runtime.ReadFile(id, p, maxTerminationMessageLength)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", false
+	case err != nil:
+		return fmt.Sprintf("Error on reading termination log %s: %v", p, err), true
+	}
+	return string(data), true
 }

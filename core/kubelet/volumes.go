@@ -6,15 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing/fstest"
 	"time"
 
@@ -52,10 +47,11 @@ import (
 // atomic writer does with its ..data symlink, so a reader never sees half an
 // update. A volume that fails to refresh keeps its last content.
 //
-// emptyDir needs a host directory: natively and under Node that is a
-// directory below Config.RootDir; a browser has no file system for it yet
-// (FailedMount says so). medium: Memory is the same directory (kubetab has no
-// tmpfs) and sizeLimit is not enforced (upstream the eviction manager does).
+// An emptyDir is a directory in memory (cri.MemDir), natively as in a tab:
+// upstream it is a directory of the node (or a tmpfs for medium: Memory), but
+// a host directory would let a guest reach host files through a symlink, and
+// a tab has no file system. sizeLimit is not enforced (upstream the eviction
+// manager does).
 
 // Back-off of a volume's set up, upstream's exponential back-off of volume
 // operations (pkg/util/goroutinemap/exponentialbackoff).
@@ -64,17 +60,13 @@ const (
 	volumeRetryMax     = 2*time.Minute + 2*time.Second
 )
 
-// Volume plugin directory names under a pod's volumes directory, upstream's.
-const emptyDirPluginDir = "kubernetes.io~empty-dir"
-
 // serviceAccountTokenIssuer is the iss claim of projected tokens.
 const serviceAccountTokenIssuer = "https://kubernetes.default.svc.cluster.local"
 
 // mountedVolume is a volume of a pod that was set up.
 type mountedVolume struct {
 	name     string
-	hostPath string      // emptyDir: the directory the CRI bind-mounts
-	mem      *cri.MemDir // emptyDir in memory: medium Memory, or a host with no file system (a browser)
+	mem      *cri.MemDir // emptyDir
 	fs       *swapFS     // configMap, secret, downwardAPI, projected
 	readOnly bool        // the plugin's own (configMap ...): mounts are read-only whatever the pod says
 	setUpAt  time.Time   // last successful set up
@@ -192,19 +184,7 @@ func (kl *Kubelet) setUpVolume(ctx context.Context, pod *corev1.Pod, v *corev1.V
 		if mv != nil {
 			return mv, nil // nothing to refresh
 		}
-		// medium: Memory is a tmpfs upstream; a browser tab has no file
-		// system at all, so there every emptyDir lives in memory.
-		if v.EmptyDir.Medium == corev1.StorageMediumMemory {
-			return &mountedVolume{name: v.Name, mem: cri.NewMemDir(), setUpAt: now}, nil
-		}
-		dir, err := kl.podVolumeDir(pod.UID, emptyDirPluginDir, v.Name)
-		if errors.Is(err, errNoHostFS) {
-			return &mountedVolume{name: v.Name, mem: cri.NewMemDir(), setUpAt: now}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &mountedVolume{name: v.Name, hostPath: dir, setUpAt: now}, nil
+		return &mountedVolume{name: v.Name, mem: cri.NewMemDir(), setUpAt: now}, nil
 	}
 	files, err := kl.volumeFiles(ctx, pod, v, now)
 	if err != nil {
@@ -439,50 +419,8 @@ func (kl *Kubelet) serviceAccountToken(pod *corev1.Pod, p *corev1.ServiceAccount
 	return []byte(enc.EncodeToString(header) + "." + enc.EncodeToString(body) + ".")
 }
 
-// rootDir returns the kubelet's directory (upstream --root-dir,
-// /var/lib/kubelet), creating a temporary one on first use when
-// Config.RootDir was empty.
-func (kl *Kubelet) rootDirectory() (string, error) {
-	r := &kl.root
-	r.once.Do(func() {
-		dir := r.configured
-		if dir != "" {
-			r.err = os.MkdirAll(dir, 0o755)
-		} else {
-			dir, r.err = os.MkdirTemp("", "kubetab-kubelet-"+kl.nodeName+"-")
-		}
-		if r.err == nil {
-			r.dir.Store(&dir)
-		}
-	})
-	if r.err != nil {
-		return "", r.err
-	}
-	return *r.dir.Load(), nil
-}
-
-// errNoHostFS: the host (a browser) has no file system for volume directories.
-var errNoHostFS = errors.New("this host (a browser) has no file system")
-
-// podVolumeDir creates and returns the directory of a pod's volume:
-// <root>/pods/<uid>/volumes/<plugin>/<name>, upstream's layout.
-func (kl *Kubelet) podVolumeDir(uid types.UID, plugin, name string) (string, error) {
-	root, err := kl.rootDirectory()
-	if err == nil {
-		dir := filepath.Join(root, "pods", string(uid), "volumes", plugin, name)
-		if err = os.MkdirAll(dir, 0o777); err == nil {
-			return dir, nil
-		}
-	}
-	if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, syscall.ENOSYS) {
-		return "", fmt.Errorf("%w: %w", errNoHostFS, err)
-	}
-	return "", err
-}
-
-// unmountVolumes forgets a pod's volumes and deletes its directory, with
-// every emptyDir in it (upstream: the volume manager's unmount, then
-// cleanupOrphanedPodDirs).
+// unmountVolumes forgets a pod's volumes, every emptyDir with them
+// (upstream: the volume manager's unmount, then cleanupOrphanedPodDirs).
 func (kl *Kubelet) unmountVolumes(uid types.UID) {
 	kl.mu.Lock()
 	if rec := kl.pods[uid]; rec != nil {
@@ -490,9 +428,6 @@ func (kl *Kubelet) unmountVolumes(uid types.UID) {
 	}
 	kl.mu.Unlock()
 	kl.volumeBackOff.DeletePrefix(string(uid) + "/")
-	if root := kl.root.dir.Load(); root != nil {
-		_ = os.RemoveAll(filepath.Join(*root, "pods", string(uid)))
-	}
 }
 
 // containerMounts turns a container's volumeMounts into the CRI's mounts
@@ -518,17 +453,15 @@ func (kl *Kubelet) containerMounts(pod *corev1.Pod, c *corev1.Container, env []c
 		mount := cri.Mount{ContainerPath: path.Clean(m.MountPath), ReadOnly: m.ReadOnly || mv.readOnly}
 		switch {
 		case mv.mem != nil:
-			if sub != "" {
-				return nil, fmt.Errorf("failed to prepare subPath for volumeMount %q of container %q: subPath is not supported in an in-memory emptyDir", m.Name, c.Name)
-			}
 			mount.Mem = mv.mem
-		case mv.hostPath != "":
-			mount.HostPath = mv.hostPath
 			if sub != "" {
-				mount.HostPath = filepath.Join(mv.hostPath, filepath.FromSlash(path.Clean(sub)))
-				if err := os.MkdirAll(mount.HostPath, 0o777); err != nil {
-					return nil, fmt.Errorf("failed to prepare subPath for volumeMount %q of container %q", m.Name, c.Name)
+				// Upstream makes the subPath directory in the volume and
+				// bind-mounts it.
+				d, err := mv.mem.Sub(path.Clean(sub))
+				if err != nil {
+					return nil, fmt.Errorf("failed to prepare subPath for volumeMount %q of container %q: %v", m.Name, c.Name, err)
 				}
+				mount.Mem = d
 			}
 		default:
 			var fsys fs.FS = mv.fs
@@ -551,77 +484,4 @@ func (kl *Kubelet) containerMounts(pod *corev1.Pod, c *corev1.Container, env []c
 		out = append(out, mount)
 	}
 	return out, nil
-}
-
-// terminationMessage reads what a container left at its
-// terminationMessagePath (upstream: getTerminationMessage). WASI mounts
-// directories, not single files, so the kubelet cannot bind-mount a file at
-// /dev/termination-log as upstream does: it finds the message when the path
-// lies inside one of the container's writable volumes (an emptyDir), and
-// reads its last 4 KiB. found is false when there is no such file.
-func (kl *Kubelet) terminationMessage(pod *corev1.Pod, c *corev1.Container) (msg string, found bool) {
-	p := c.TerminationMessagePath
-	if p == "" {
-		return "", false
-	}
-	p = path.Clean(p)
-	for _, m := range c.VolumeMounts {
-		mv := kl.mountedVolume(pod.UID, m.Name)
-		if mv == nil || (mv.hostPath == "" && mv.mem == nil) || m.SubPath != "" || m.SubPathExpr != "" {
-			continue
-		}
-		rel, ok := strings.CutPrefix(p, path.Clean(m.MountPath)+"/")
-		if !ok {
-			continue
-		}
-		var data []byte
-		var err error
-		if mv.mem != nil {
-			if data, err = mv.mem.ReadFile(rel); len(data) > maxTerminationMessageLength {
-				data = data[len(data)-maxTerminationMessageLength:]
-			}
-		} else {
-			data, err = readTail(filepath.Join(mv.hostPath, filepath.FromSlash(rel)), maxTerminationMessageLength)
-		}
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return "", false
-			}
-			return fmt.Sprintf("Error on reading termination log %s: %v", p, err), true
-		}
-		return string(data), true
-	}
-	return "", false
-}
-
-// readTail reads at most max bytes from the end of a file.
-func readTail(name string, max int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	off := st.Size() - max
-	if off < 0 {
-		off = 0
-	}
-	buf := make([]byte, st.Size()-off)
-	n, err := f.ReadAt(buf, off)
-	if err != nil && n < len(buf) && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return buf[:n], nil
-}
-
-// rootState is the kubelet's directory, created on first use (see
-// rootDirectory).
-type rootState struct {
-	configured string // Config.RootDir
-	once       sync.Once
-	dir        atomic.Pointer[string] // set once created
-	err        error                  // written in once
 }

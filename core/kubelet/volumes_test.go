@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -205,77 +203,47 @@ func TestFailedMount(t *testing.T) {
 }
 
 // TestEmptyDirShared: a writer container leaves a file in the emptyDir, the
-// reader (the config image, reading /data every 5 s) prints it. The
-// directory goes with the pod.
+// reader (the config image, reading /data every 5 s) prints it. Both media
+// are a directory in memory (no host directory, so no guest reaches a host
+// file through it); the volume goes with the pod.
 func TestEmptyDirShared(t *testing.T) {
-	n := newTestNode(t)
-	created := n.create(t, pod("shared", func(p *corev1.Pod) {
-		p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
-		mount := []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
-		p.Spec.Containers = []corev1.Container{
-			{Name: "writer", Image: "web", Args: []string{"--unhealthy"}, VolumeMounts: mount},
-			{Name: "reader", Image: "config", Args: []string{"/data"}, VolumeMounts: mount},
-		}
-		p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	}))
-	n.waitPod(t, "shared", "writer done", func(p *corev1.Pod) bool {
-		t := containerStatus(p, "writer").State.Terminated
-		return t != nil && t.ExitCode == 0 && containerStatus(p, "reader").State.Running != nil
-	})
-	for {
-		out, _ := n.logs(t, created, &corev1.PodLogOptions{Container: "reader"})
-		if strings.Contains(out, "file /data/unhealthy: unhealthy") {
-			break
-		}
-		n.stepAfterSleep(t, 5*time.Second)
+	for _, medium := range []corev1.StorageMedium{corev1.StorageMediumDefault, corev1.StorageMediumMemory} {
+		t.Run("medium="+string(medium), func(t *testing.T) {
+			n := newTestNode(t)
+			created := n.create(t, pod("shared", func(p *corev1.Pod) {
+				p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+				mount := []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+				p.Spec.Containers = []corev1.Container{
+					{Name: "writer", Image: "web", Args: []string{"--unhealthy"}, VolumeMounts: mount},
+					{Name: "reader", Image: "config", Args: []string{"/data"}, VolumeMounts: mount},
+				}
+				p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: medium}}}}
+			}))
+			n.waitPod(t, "shared", "writer done", func(p *corev1.Pod) bool {
+				t := containerStatus(p, "writer").State.Terminated
+				return t != nil && t.ExitCode == 0 && containerStatus(p, "reader").State.Running != nil
+			})
+			for {
+				out, _ := n.logs(t, created, &corev1.PodLogOptions{Container: "reader"})
+				if strings.Contains(out, "file /data/unhealthy: unhealthy") {
+					break
+				}
+				n.stepAfterSleep(t, 5*time.Second)
+			}
+			mv := n.mountedVolume(created.UID, "data")
+			if mv == nil || mv.mem == nil {
+				t.Fatalf("emptyDir: %+v, want a MemDir", mv)
+			}
+			if data, err := mv.mem.ReadFile("unhealthy"); err != nil || !strings.Contains(string(data), "unhealthy") {
+				t.Fatalf("the writer's file in memory: %q %v", data, err)
+			}
+			if err := n.c.Pods().Delete(context.Background(), "default", "shared", nil); err != nil {
+				t.Fatal(err)
+			}
+			n.waitGone(t, "shared")
+			waitFor(t, "the emptyDir forgotten", func() bool { return n.mountedVolume(created.UID, "data") == nil })
+		})
 	}
-	dir := n.mountedVolume(created.UID, "data").hostPath
-	if want := filepath.Join("pods", string(created.UID), "volumes", "kubernetes.io~empty-dir", "data"); !strings.HasSuffix(dir, want) {
-		t.Errorf("emptyDir at %s, want .../%s", dir, want)
-	}
-	if err := n.c.Pods().Delete(context.Background(), "default", "shared", nil); err != nil {
-		t.Fatal(err)
-	}
-	n.waitGone(t, "shared")
-	waitFor(t, "the emptyDir deleted", func() bool {
-		_, err := os.Stat(dir)
-		return os.IsNotExist(err)
-	})
 }
 
 func criFilter(p *corev1.Pod) cri.ContainerFilter { return cri.ContainerFilter{PodUID: string(p.UID)} }
-
-// TestEmptyDirInMemory: medium Memory (and every emptyDir in a browser, which
-// has no file system) is a cri.MemDir, shared by the pod's containers all the
-// same.
-func TestEmptyDirInMemory(t *testing.T) {
-	n := newTestNode(t)
-	created := n.create(t, pod("mem", func(p *corev1.Pod) {
-		p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
-		mount := []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
-		p.Spec.Containers = []corev1.Container{
-			{Name: "writer", Image: "web", Args: []string{"--unhealthy"}, VolumeMounts: mount},
-			{Name: "reader", Image: "config", Args: []string{"/data"}, VolumeMounts: mount},
-		}
-		p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}}
-	}))
-	n.waitPod(t, "mem", "writer done", func(p *corev1.Pod) bool {
-		t := containerStatus(p, "writer").State.Terminated
-		return t != nil && t.ExitCode == 0 && containerStatus(p, "reader").State.Running != nil
-	})
-	for {
-		out, _ := n.logs(t, created, &corev1.PodLogOptions{Container: "reader"})
-		if strings.Contains(out, "file /data/unhealthy: unhealthy") {
-			break
-		}
-		n.stepAfterSleep(t, 5*time.Second)
-	}
-	mv := n.mountedVolume(created.UID, "data")
-	if mv.mem == nil || mv.hostPath != "" {
-		t.Fatalf("medium Memory emptyDir: mem %v hostPath %q", mv.mem, mv.hostPath)
-	}
-	if data, err := mv.mem.ReadFile("unhealthy"); err != nil || !strings.Contains(string(data), "unhealthy") {
-		t.Fatalf("the writer's file in memory: %q %v", data, err)
-	}
-}

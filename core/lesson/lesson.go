@@ -26,6 +26,12 @@
 // (goals checked live) are the closest kin.
 package lesson
 
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
 // Lesson is one lesson in one language, as parsed from lessons/<slug>/<lang>.md.
 type Lesson struct {
 	// Slug is the lesson's folder name, "02-first-deployment".
@@ -44,6 +50,9 @@ type Lesson struct {
 	// Intro is the text before the first step, rendered to HTML.
 	Intro string `json:"intro,omitempty"`
 	Steps []Step `json:"steps"`
+
+	// setupLines are the file's line of each Setup entry (for messages).
+	setupLines []int
 }
 
 // Node is one node of a lesson's cluster.
@@ -93,8 +102,12 @@ type Block struct {
 	// code block's).
 	File    string `json:"file,omitempty"`
 	Content string `json:"content,omitempty"`
-	// Lang is a code block's info string ("yaml", "text" ...).
+	// Lang is a code or file block's language, the first word of its info
+	// string ("yaml", "text" ...).
 	Lang string `json:"lang,omitempty"`
+
+	// lineNos are the file's line of each of Lines (for messages).
+	lineNos []int
 }
 
 // Check operators.
@@ -111,6 +124,8 @@ type Check struct {
 	Command string `json:"command"`
 	Op      string `json:"op"`
 	Want    string `json:"want,omitempty"`
+
+	re *regexp.Regexp // Want compiled, for OpMatch
 }
 
 // Source is one line of a source block.
@@ -118,4 +133,33 @@ type Source struct {
 	// Where is "upstream" (kubernetes/kubernetes) or "kubetab".
 	Where string `json:"where"`
 	Path  string `json:"path"`
+}
+
+// Problem is one thing wrong with a lesson file.
+type Problem struct {
+	Path string `json:"path"`
+	Line int    `json:"line"` // from 1; 0 when the problem is the whole file
+	Msg  string `json:"msg"`
+}
+
+func (p Problem) String() string {
+	if p.Line <= 0 {
+		return fmt.Sprintf("%s: %s", p.Path, p.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", p.Path, p.Line, p.Msg)
+}
+
+// ParseError is every problem found in one or more lesson files, in the
+// order of the files and their lines. Error prints one "path:line: msg" a
+// line, the way compilers do, so editors can jump to each.
+type ParseError struct {
+	Problems []Problem `json:"problems"`
+}
+
+func (e *ParseError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
 }

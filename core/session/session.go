@@ -12,9 +12,10 @@
 //	                 Run("kubectl get pods")   etcdctl ───────▶ the store
 //	                                           trace ─────────▶ the hops
 //
-// Reset replaces the cluster with a fresh one (a lesson's "Reset"); the
-// shell and Handler stay the same values, and every command reaches the
-// cluster that is current when it runs.
+// Reset replaces the cluster with a fresh one (a lesson's "Reset"), with
+// the lesson's nodes, and empties the console's files; the shell, Files
+// and Handler stay the same values, and every command reaches the cluster
+// that is current when it runs.
 //
 // Upstream counterpart: none in Kubernetes. It plays the part of a lab
 // machine in Killercoda or the CKA exam environment: a shell with kubectl
@@ -37,6 +38,7 @@ import (
 	"github.com/kubetab/kubetab/core/etcdctl"
 	"github.com/kubetab/kubetab/core/kubectl"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
+	"github.com/kubetab/kubetab/core/node"
 	"github.com/kubetab/kubetab/core/ssh"
 	"github.com/kubetab/kubetab/core/trace"
 )
@@ -72,10 +74,9 @@ type Session struct {
 	cfg   Config
 	shell *console.Shell
 
-	mu      sync.RWMutex // guards cluster, stop and network
+	mu      sync.RWMutex // guards cluster and stop
 	cluster *cluster.Cluster
 	stop    context.CancelFunc
-	network http.RoundTripper
 }
 
 // New makes a session and starts its cluster. Close stops it.
@@ -86,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Files == nil {
 		cfg.Files = console.NewFiles()
 	}
-	shell, err := console.New(console.Config{Split: kubectl.SplitWords, Files: cfg.Files})
+	shell, err := console.New(console.Config{Files: cfg.Files})
 	if err != nil {
 		return nil, err
 	}
@@ -94,18 +95,28 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if err := s.register(); err != nil {
 		return nil, err
 	}
-	if err := s.Reset(ctx); err != nil {
+	if err := s.Reset(ctx, nil); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// Reset stops the current cluster (if any) and starts a fresh one from the
-// session's Config: a lesson's "Reset lesson", the page's "Reset cluster".
-func (s *Session) Reset(ctx context.Context) error {
+// Reset stops the current cluster (if any), empties the console's files
+// and starts a fresh cluster from the session's Config: a lesson's "Reset
+// lesson", the page's "Reset cluster". nodes, when not nil, are the new
+// cluster's nodes (a lesson's `nodes:`), for this cluster only; nil means
+// the Config's. Bad nodes are an error that leaves the current cluster
+// and the files as they were.
+func (s *Session) Reset(ctx context.Context, nodes []cluster.NodeSpec) error {
 	conf := s.cfg.Cluster
 	conf.Images = s.cfg.Images
 	conf.Clock = s.cfg.Clock
+	if nodes != nil {
+		if len(nodes) == 0 {
+			return errors.New("session: a cluster needs at least one node")
+		}
+		conf.NodeSpecs = nodes
+	}
 	c, err := cluster.New(conf)
 	if err != nil {
 		return fmt.Errorf("session: new cluster: %w", err)
@@ -115,11 +126,6 @@ func (s *Session) Reset(ctx context.Context) error {
 		stop()
 		return fmt.Errorf("session: start cluster: %w", err)
 	}
-	network, err := c.ConsoleTransport() // curl on node-1, names resolved as from namespace default
-	if err != nil {
-		stop()
-		return err
-	}
 	if s.cfg.WaitForCaches {
 		if err := c.WaitForCacheSync(ctx); err != nil {
 			stop()
@@ -128,8 +134,9 @@ func (s *Session) Reset(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	old := s.stop
-	s.cluster, s.stop, s.network = c, stop, network
+	s.cluster, s.stop = c, stop
 	s.mu.Unlock()
+	s.cfg.Files.Clear()
 	if old != nil {
 		old()
 	}
@@ -175,12 +182,15 @@ func (s *Session) Handler() http.Handler {
 	})
 }
 
-// transport is the current cluster's console network (kube-proxy on node-1
-// and the cluster DNS).
-func (s *Session) transport() http.RoundTripper {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.network
+// roundTrip sends curl's request through the current cluster's console
+// network: kube-proxy on its first node and the cluster DNS, looked up at
+// each request since nodes come and go.
+func (s *Session) roundTrip(r *http.Request) (*http.Response, error) {
+	t, err := s.Cluster().ConsoleTransport()
+	if err != nil {
+		return nil, err
+	}
+	return t.RoundTrip(r)
 }
 
 // register adds every console command. Each one reaches the current cluster
@@ -199,7 +209,7 @@ func (s *Session) register() error {
 	sh.Register("kubectl", "control the cluster: get, create, apply, logs, exec ... (the real kubectl's commands)", func(ctx context.Context, args []string, st console.Streams) int {
 		return cli.Run(ctx, args, kubectl.IOStreams{In: st.In, Out: st.Out, ErrOut: st.ErrOut})
 	})
-	network := roundTripperFunc(func(r *http.Request) (*http.Response, error) { return s.transport().RoundTrip(r) })
+	network := roundTripperFunc(s.roundTrip)
 	sh.Register("curl", "send an HTTP request through the cluster's network (Services, cluster DNS, pod IPs)", func(ctx context.Context, args []string, st console.Streams) int {
 		return curl.Run(ctx, curl.Config{Transport: network}, args, curl.IOStreams{In: st.In, Out: st.Out, ErrOut: st.ErrOut})
 	})
@@ -218,6 +228,11 @@ func (s *Session) register() error {
 	// lifecycle lesson.
 	sh.Register("ssh", "stop or start a node's kubelet (ssh node-2 systemctl stop kubelet)", func(ctx context.Context, args []string, st console.Streams) int {
 		return ssh.Run(ctx, s.Cluster(), args, ssh.IOStreams{Out: st.Out, ErrOut: st.ErrOut})
+	})
+	// node add node-4 --cpu=8: a machine joins (or leaves) the cluster, for
+	// "a Pending pod schedules once a node joins".
+	sh.Register("node", "add, remove and list the cluster's nodes (node add node-4 --cpu=8)", func(ctx context.Context, args []string, st console.Streams) int {
+		return node.Run(ctx, s.Cluster(), args, node.IOStreams{Out: st.Out, ErrOut: st.ErrOut})
 	})
 	// images: the registry's catalog, a learner's own modules included.
 	sh.Register("images", "list the images the kubelets can pull, yours included", func(ctx context.Context, args []string, st console.Streams) int {

@@ -15,7 +15,8 @@ export class Cluster {
     this.nextID = 1;
     this.requests = new Map(); // id → {resolve, reject, ctrl}
     this.commands = new Map(); // id → {onOutput, resolve}
-    this.calls = new Map(); // id → {resolve, reject}: listImages, addImage
+    this.calls = new Map(); // id → {resolve, reject}: listImages, addImage, the lesson calls
+    this.checkWatch = null; // {id, onResults} of the current watchChecks
     this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [] };
     this.stderr = []; // the last lines Go wrote to stderr
     this.isReady = false;
@@ -90,6 +91,18 @@ export class Cluster {
         else c.resolve(msg.type === 'images' ? msg.images : msg.ref);
         break;
       }
+      case 'lesson':
+      case 'lessonErrors':
+      case 'lessonReset':
+      case 'filesPut': {
+        const c = this.calls.get(msg.id);
+        this.calls.delete(msg.id);
+        if (c) c.resolve(msg);
+        break;
+      }
+      case 'checks':
+        if (this.checkWatch && this.checkWatch.id === msg.id) this.checkWatch.onResults(msg.groups);
+        break;
       case 'log':
         this.stderr.push(msg.text);
         if (this.stderr.length > 200) this.stderr.shift();
@@ -179,6 +192,43 @@ export class Cluster {
    */
   addImage(name, tag, module) {
     return this.call({ type: 'addImage', name, tag, module }, [module]);
+  }
+
+  /**
+   * Parse a lesson file (its text) in the worker with core/lesson. Resolves
+   * to {type: 'lesson', lesson} or {type: 'lessonErrors', errors}.
+   */
+  parseLesson(path, text) {
+    return this.call({ type: 'parseLesson', path, text });
+  }
+
+  /**
+   * A fresh cluster for a lesson: its nodes, then its setup lines. Resolves
+   * to {setup: [{line, code, output}], error}.
+   */
+  resetLesson(nodes, setup) {
+    return this.call({ type: 'resetLesson', nodes: nodes || [], setup: setup || [] });
+  }
+
+  /** Write files ([{name, content}]) into the console's files. Resolves to {error}. */
+  putFiles(files) {
+    return this.call({ type: 'putFiles', files });
+  }
+
+  /**
+   * Evaluate groups of checks in the worker as the cluster changes;
+   * onResults([{ok, results}]) gets each new result. Replaces the previous
+   * watch; returns a function that stops this one.
+   */
+  watchChecks(groups, onResults) {
+    const id = this.nextID++;
+    this.checkWatch = { id, onResults };
+    this.worker.postMessage({ type: 'watchChecks', id, groups });
+    return () => {
+      if (!this.checkWatch || this.checkWatch.id !== id) return;
+      this.checkWatch = null;
+      this.worker.postMessage({ type: 'unwatchChecks' });
+    };
   }
 
   /**

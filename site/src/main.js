@@ -13,6 +13,7 @@ import { ClusterView } from './clusterview.js';
 import { Informer } from './informer.js';
 import { ImagesView } from './imagesview.js';
 import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
+import * as player from './lessons/player.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -141,3 +142,10 @@ cluster.ready.then(() => view.start(), () => {});
 const images = new ImagesView($('#registry'), cluster);
 kubetab.images = images;
 cluster.ready.then(() => images.refresh(), () => {});
+
+// --- the lesson player, beside the console ----------------------------------------
+kubetab.lessons = player.mount($('#lesson'), {
+  cluster,
+  term,
+  commandsRun: () => kubetab.commands.length,
+});

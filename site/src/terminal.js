@@ -7,13 +7,21 @@
 // screen; Ctrl-C stops a running command (its context is cancelled, which ends
 // `kubectl get -w` and `kubectl logs -f`) or abandons the line being typed.
 // Keys typed while a command runs are kept and replayed after it ends.
+//
+// Input that is not complete yet (a here-document before its delimiter line,
+// a trailing backslash, an open quote: shellsyntax.js, core/console's rule)
+// continues on a "> " prompt, so typing or pasting a heredoc works; the
+// whole text then runs as one command. typeAndRun types a line visibly, as
+// if from the keyboard, and runs it (the lesson player's Run buttons).
 
 import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { width } from './text.js';
+import { isComplete } from './shellsyntax.js';
 
 const PROMPT = '\x1b[1;38;5;75m$\x1b[0m ';
-const PROMPT_WIDTH = 2;
+const CONTINUATION = '\x1b[38;5;245m>\x1b[0m ';
+const PROMPT_WIDTH = 2; // both prompts
 const HISTORY_MAX = 500;
 const HISTORY_KEY = 'kubetab.history';
 
@@ -76,6 +84,9 @@ export class Console {
     this.atLineStart = true;
     this.renderedRows = 0; // rows above the cursor that the current line uses
     this.promptShown = false;
+    this.pending = [];     // lines of an incomplete command, before this one
+    this.autotyping = false; // typeAndRun is typing
+    this.queue = Promise.resolve(); // typeAndRun calls, one after another
 
     this.term.onData((data) => this.input(data));
   }
@@ -127,7 +138,7 @@ export class Console {
   render() {
     const cols = this.term.cols || 80;
     this.clearLine();
-    this.term.write(PROMPT + this.line.join(''));
+    this.term.write((this.pending.length ? CONTINUATION : PROMPT) + this.line.join(''));
     const end = PROMPT_WIDTH + width(this.line);
     const at = PROMPT_WIDTH + width(this.line.slice(0, this.cursor));
     // After writing `end` columns the cursor is on row floor(end/cols) (xterm
@@ -144,7 +155,7 @@ export class Console {
   }
 
   input(data) {
-    if (this.running) {
+    if (this.running || this.autotyping) {
       for (const ch of data) {
         if (ch === '\x03') this.interrupt();
         else this.typeahead += ch;
@@ -170,6 +181,7 @@ export class Console {
       }
       const ch = String.fromCodePoint(data.codePointAt(i));
       i += ch.length;
+      if (ch === '\r' && data[i] === '\n') i++; // a pasted CRLF is one line end
       this.key(ch);
     }
   }
@@ -199,6 +211,7 @@ export class Console {
         this.cursor = this.line.length;
         this.render();
         this.write('^C\r\n');
+        this.pending = [];
         this.prompt();
         return;
       case '\x0c': // Ctrl-L
@@ -229,21 +242,72 @@ export class Console {
   }
 
   enter() {
-    const text = this.line.join('');
+    const typed = this.line.join('');
     this.cursor = this.line.length;
     this.render();
     this.write('\r\n');
     this.promptShown = false;
+    const text = [...this.pending, typed].join('\n');
+    if (!isComplete(text)) {
+      this.pending.push(typed);
+      this.prompt();
+      return null;
+    }
+    this.pending = [];
     if (text.trim() === '') {
       this.prompt();
-      return;
+      return null;
     }
-    if (this.history[this.history.length - 1] !== text) {
+    if (!text.includes('\n') && this.history[this.history.length - 1] !== text) {
       this.history.push(text);
       if (this.history.length > HISTORY_MAX) this.history.shift();
       saveHistory(this.history);
     }
-    this.exec(text);
+    return this.exec(text);
+  }
+
+  /**
+   * Type text at the prompt, visibly, as if from the keyboard, then run it
+   * (text may span lines: a here-document). Waits for a running command and
+   * for earlier typeAndRun calls; a line the learner was typing is dropped.
+   * Resolves to the command's exit code.
+   */
+  typeAndRun(text) {
+    const run = this.queue.then(async () => {
+      while (this.running) await this.running.done.catch(() => {});
+      this.autotyping = true;
+      try {
+        this.pending = [];
+        this.line = [];
+        this.cursor = 0;
+        if (!this.promptShown) this.prompt();
+        else this.render();
+        const lines = text.split('\n');
+        const total = [...text].length;
+        const perFrame = Math.max(2, Math.ceil(total / 24)); // at most ~24 frames
+        for (let li = 0; li < lines.length; li++) {
+          const chars = [...lines[li]];
+          for (let i = 0; i < chars.length; i += perFrame) {
+            await new Promise((r) => requestAnimationFrame(r));
+            this.line.push(...chars.slice(i, i + perFrame));
+            this.cursor = this.line.length;
+            this.render();
+          }
+          if (li < lines.length - 1) {
+            // a line of a longer command: continue on the "> " prompt
+            this.write('\r\n');
+            this.pending.push(this.line.join(''));
+            this.prompt();
+          }
+        }
+      } finally {
+        this.autotyping = false;
+      }
+      const done = this.enter();
+      return done ? done : 0;
+    });
+    this.queue = run.catch(() => {});
+    return run;
   }
 
   /** Run a line as if it had been typed (used by the page and by lessons). */

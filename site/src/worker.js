@@ -2,6 +2,9 @@
 // wasm/). It loads the wasm with download progress, starts the Go program, and
 // relays messages between the page and Go.
 //
+// This header is the protocol between the page (bridge.js) and the worker;
+// wasm/worker's doc comments name the Go side of each message.
+//
 // Messages from the page:
 //   {type: 'request', id, method, url, headers: [[k, v]...], body: ArrayBuffer|null}
 //   {type: 'abort', id}                  the page no longer reads that response
@@ -10,6 +13,20 @@
 //   {type: 'listImages', id}             the image registry's catalog
 //   {type: 'addImage', id, name, tag, module: ArrayBuffer}
 //                                        a learner's own .wasm, as name:tag
+// The lesson player's (site/src/lessons/; the lesson JSON is core/lesson's types):
+//   {type: 'parseLesson', id, path, text}  a lesson file picked from disk
+//   {type: 'resetLesson', id, nodes, setup}
+//                                        a fresh cluster with the lesson's nodes
+//                                        (empty: the default three), then its
+//                                        setup lines in order; the console's
+//                                        files are emptied
+//   {type: 'putFiles', id, files: [{name, content}]}
+//                                        a step's manifests into the console's files
+//   {type: 'watchChecks', id, groups: [[{line, command, op, want}...]...]}
+//                                        evaluate each group (a step's checks)
+//                                        in the worker as the cluster changes;
+//                                        replaces the previous watch
+//   {type: 'unwatchChecks'}              stop evaluating
 // Messages to the page:
 //   {type: 'progress', loaded, total}    wasm download (total 0 when unknown)
 //   {type: 'phase', phase}               'compile' | 'start'
@@ -21,6 +38,17 @@
 //   {type: 'imageAdded', id, ref}        listed; pods can run it now
 //   {type: 'imageError', id, message}    refused (size, reference, not a WASI
 //                                        command); message is the Go error's text
+//   {type: 'lesson', id, lesson}         parsed: a core/lesson Lesson
+//   {type: 'lessonErrors', id, errors: ['path:line: message'...]}
+//                                        the verifier's messages for a malformed file
+//   {type: 'lessonReset', id, setup: [{line, code, output}], error}
+//                                        the cluster is fresh and set up (error:
+//                                        what failed, when something did)
+//   {type: 'filesPut', id, error}        error '' when every file was written
+//   {type: 'checks', id, groups: [{ok, results: [{ok, code, output}]}]}
+//                                        the watch's results, posted when they
+//                                        change (the store's revision moved,
+//                                        looked at every 250 ms, or every 3 s)
 //   {type: 'panic', where, message, stack}   Go recovered a panic
 //   {type: 'log', text}                  Go wrote to stderr (kept for crash reports)
 //   {type: 'exited', code}               the Go program ended (it should not)
@@ -64,11 +92,17 @@ globalThis.kubetabHost = {
   imageAdded(id, ref) { post({ type: 'imageAdded', id, ref }); },
   imageError(id, message) { post({ type: 'imageError', id, message }); },
   panic(where, message, stack) { post({ type: 'panic', where, message, stack }); },
+  lessonParsed(id, json) { post({ type: 'lesson', id, lesson: JSON.parse(json) }); },
+  lessonErrors(id, json) { post({ type: 'lessonErrors', id, errors: JSON.parse(json) }); },
+  lessonReset(id, json) { post({ type: 'lessonReset', id, ...JSON.parse(json) }); },
+  filesPut(id, error) { post({ type: 'filesPut', id, error }); },
+  checks(id, json) { post({ type: 'checks', id, groups: JSON.parse(json) }); },
 };
 
 // syumai/workers reads globalThis.context.binding when the Go program
 // initializes, and puts handleRequest there; wasm/worker adds runCommand,
-// cancelCommand, listImages and addImage.
+// cancelCommand, listImages, addImage, and the lesson player's parseLesson,
+// resetLesson, putFiles, watchChecks and unwatchChecks.
 globalThis.context = { binding: {} };
 const binding = globalThis.context.binding;
 
@@ -189,6 +223,26 @@ self.onmessage = async ({ data: msg }) => {
     case 'addImage':
       await ready;
       binding.addImage(msg.id, String(msg.name), String(msg.tag), new Uint8Array(msg.module));
+      break;
+    case 'parseLesson':
+      await ready;
+      binding.parseLesson(msg.id, String(msg.path), String(msg.text));
+      break;
+    case 'resetLesson':
+      await ready;
+      binding.resetLesson(msg.id, JSON.stringify({ nodes: msg.nodes || [], setup: msg.setup || [] }));
+      break;
+    case 'putFiles':
+      await ready;
+      binding.putFiles(msg.id, JSON.stringify(msg.files || []));
+      break;
+    case 'watchChecks':
+      await ready;
+      binding.watchChecks(msg.id, JSON.stringify(msg.groups || []));
+      break;
+    case 'unwatchChecks':
+      await ready;
+      binding.unwatchChecks();
       break;
     default:
       console.warn('kubetab worker: unknown message', msg);

@@ -51,3 +51,7 @@ build hello 2.0 -DVERSION='"2.0"' -DGREETING='"Hi again from"'
 for image in web crash oom cpu sleep config job; do
 	build "$image" 1.0
 done
+
+# A test guest of the runtime (core/kubelet/cri/testdata/README.md).
+"$CC" $CFLAGS -o ../../core/kubelet/cri/testdata/escape.wasm ../../core/kubelet/cri/testdata/escape.c $LDFLAGS
+echo "built core/kubelet/cri/testdata/escape.wasm ($(wc -c <../../core/kubelet/cri/testdata/escape.wasm) bytes)"

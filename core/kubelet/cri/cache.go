@@ -239,47 +239,36 @@ func (c *CompileCache) runtime(ctx context.Context, pages uint32) (*wasmRuntime,
 	return wr, nil
 }
 
-// compile returns the compiled module for img, compiling it if no node of the
-// process has pulled img.Digest before. Concurrent pulls of one digest
-// compile once; the others wait for it (or for ctx).
-func (c *CompileCache) compile(ctx context.Context, img Image) (*cachedModule, error) {
+// compile returns the compiled form of module (named name in errors),
+// compiling it if no node of the process has compiled these bytes before:
+// the cache is content-addressed, so an image's program, a userland shared
+// by every image, and a program a learner copied into a container are all
+// compiled once per process. Concurrent compiles of one digest compile once;
+// the others wait for it (or for ctx).
+func (c *CompileCache) compile(ctx context.Context, name string, module []byte) (*cachedModule, error) {
+	return c.compileDigest(ctx, name, module, Digest(module))
+}
+
+// compileDigest is compile for a module whose digest the caller knows.
+func (c *CompileCache) compileDigest(ctx context.Context, name string, module []byte, digest string) (*cachedModule, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return nil, ErrCacheClosed
 	}
-	m := c.modules[img.Digest]
-	if m != nil {
+	m := c.modules[digest]
+	mine := m == nil
+	if mine {
+		m = &cachedModule{digest: digest, binary: module, size: len(module), done: make(chan struct{}), limited: map[uint32]*variant{}}
+		c.modules[digest] = m
+		c.compiles++
+	} else {
 		c.hits++
 	}
 	c.mu.Unlock()
-
-	if m == nil {
-		// Content addressing: what the registry sent must hash to the digest it
-		// named, or the image is not what the pod asked for. Checked once per
-		// digest; a mirror trusts what it already verified.
-		if got := Digest(img.Module); got != img.Digest {
-			return nil, fmt.Errorf("cri: image %q: digest mismatch: registry says %s, content is %s", img.Ref, img.Digest, got)
-		}
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return nil, ErrCacheClosed
-		}
-		m = c.modules[img.Digest]
-		mine := m == nil
-		if mine {
-			m = &cachedModule{digest: img.Digest, binary: img.Module, size: len(img.Module), done: make(chan struct{}), limited: map[uint32]*variant{}}
-			c.modules[img.Digest] = m
-			c.compiles++
-		} else {
-			c.hits++
-		}
-		c.mu.Unlock()
-		if mine {
-			m.binary, m.compiled, m.minPages, m.err = c.compileCommand(ctx, img)
-			close(m.done)
-		}
+	if mine {
+		m.binary, m.compiled, m.minPages, m.err = c.compileCommand(ctx, Image{Ref: name, Module: module})
+		close(m.done)
 	}
 
 	select {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 	"k8s.io/utils/clock"
@@ -103,12 +104,18 @@ type ContainerConfig struct {
 	// Image is the image reference, as in the pod spec ("hello:1.0"). It must
 	// have been pulled on this node. Required.
 	Image string
-	// Command replaces the image's entrypoint; Args its default arguments.
-	// The guest's argv is Command+Args, or the image name followed by Args
-	// when Command is empty.
+	// Command replaces the image's Entrypoint (and drops its Cmd); Args
+	// replace its Cmd. The process's argv is the result; argv[0] is looked
+	// up on the PATH of the container's environment, in its root file
+	// system, as runc does (see the package doc).
 	Command []string
 	Args    []string
-	Env     []EnvVar
+	// Env is the container's environment, over the image's Env.
+	Env []EnvVar
+	// Files are files the kubelet places in the container's root file
+	// system (upstream: files it manages on the node and bind-mounts):
+	// /etc/hosts, /etc/hostname, /etc/resolv.conf, the termination log.
+	Files []File
 	// MemoryLimitBytes, when > 0, caps the guest's memory (rounded down to
 	// whole 64 KiB pages). See the package doc for what exceeding it does.
 	MemoryLimitBytes int64
@@ -118,9 +125,10 @@ type ContainerConfig struct {
 	CPULimitMillicores int64
 	// Mounts are the container's volumes, by mount path.
 	Mounts []Mount
-	// WorkingDir is the container's workingDir. WASI preview1 has no current
-	// directory a runtime could set: wasi-libc starts every program in "/".
-	// The runtime exports it as PWD, which is what a program may look at.
+	// WorkingDir is the container's workingDir, over the image's. WASI
+	// preview1 has no current directory a runtime could set: wasi-libc
+	// starts every program in "/". The runtime makes the directory and
+	// exports it as PWD, where the userland's programs start.
 	WorkingDir string
 	// Deadline, when not zero, is when the runtime kills the container (on
 	// the Config's clock): the pod's activeDeadlineSeconds, counted by the
@@ -163,21 +171,18 @@ type ContainerStatus struct {
 // Deadline.
 const DeadlineExceededMessage = "the container was killed at its deadline (activeDeadlineSeconds)"
 
-// Mount is one volume in a container, at MountPath: upstream's Mount (a
-// host path bind-mounted into the container), or any fs.FS.
+// Mount is one volume in a container, at ContainerPath: upstream's Mount
+// (a directory of the node bind-mounted into the container). There are no
+// host directories here, natively as in a tab: a guest never reaches a host
+// file (see rootfs.go).
 //
-// Exactly one of HostPath, Mem and FS is set. A HostPath or Mem mount is
-// writable unless ReadOnly (emptyDir: a host directory natively and under
-// Node, a MemDir in a browser or for medium: Memory); an FS mount is always
-// read-only and must set ReadOnly (configMap, secret, downward API: the
-// kubelet can hand over an fs.FS that reads its current content, so updates
-// show through).
+// Exactly one of Mem and FS is set. A Mem mount is writable unless ReadOnly
+// (emptyDir); an FS mount is always read-only and must set ReadOnly
+// (configMap, secret, downward API: the kubelet can hand over an fs.FS that
+// reads its current content, so updates show through).
 type Mount struct {
 	// ContainerPath is where the guest sees it: an absolute path, not "/".
 	ContainerPath string
-	// HostPath is a directory of the host's file system (natively; under
-	// Node, Node's file system; there is none in a browser).
-	HostPath string
 	// Mem is a writable directory in memory; mount one MemDir in several
 	// containers to share it.
 	Mem *MemDir
@@ -194,15 +199,15 @@ type container struct {
 	imageRef string // name@digest
 	argv     []string
 	env      []EnvVar
+	workDir  string
 	clock    clock.Clock
+	cache    *CompileCache
+	root     *MemDir // the container's root file system (rootfs.go)
 
-	// What to run: a compiled module and the runtime to instantiate it in, or
-	// oom, a reason it can never start.
-	compiled   wazero.CompiledModule
-	wr         *wasmRuntime
-	oom        string
+	// What to run: the program argv[0] names, or why it cannot start.
+	prog       *program
+	startErr   string // the program could not be found or compiled: StartError
 	limitPages uint32 // memory limit in pages; 0 for none
-	minPages   uint32 // the module's initial memory
 
 	// mu guards everything below, and the log.
 	mu         sync.Mutex
@@ -224,6 +229,18 @@ type container struct {
 	cancel     context.CancelFunc // ends the guest; set by StartContainer
 	done       chan struct{}      // closed when the guest's goroutine has ended; nil before start
 	log        containerLog
+	procs      map[int32]*process // running instances by PID: the main one is 1
+	nextPID    int32
+}
+
+// program is a compiled module ready to instantiate under the container's
+// memory limit, or oom: why it can never start under it.
+type program struct {
+	path     string
+	compiled wazero.CompiledModule
+	wr       *wasmRuntime
+	minPages uint32
+	oom      string
 }
 
 func (c *container) status() ContainerStatus {
@@ -312,49 +329,81 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 		image:    image,
 		imageRef: name + "@" + ni.status.ID,
 		clock:    r.clock,
+		cache:    r.cache,
 		log:      newContainerLog(r.maxLogBytes),
+		procs:    map[int32]*process{},
+		nextPID:  1,
 	}
 	c.cfg.Command = append([]string(nil), cfg.Command...)
 	c.cfg.Args = append([]string(nil), cfg.Args...)
 	c.cfg.Env = append([]EnvVar(nil), cfg.Env...)
 	c.cfg.Labels = maps.Clone(cfg.Labels)
 	c.cfg.Mounts = append([]Mount(nil), cfg.Mounts...)
+	c.cfg.Files = append([]File(nil), cfg.Files...)
 
-	if len(cfg.Command) > 0 {
+	// argv: the pod's command replaces the image's Entrypoint and drops its
+	// Cmd; the pod's args replace Cmd (upstream: the kubelet sends command
+	// and args, the runtime merges them with the image config).
+	icfg := ni.status.Config
+	switch {
+	case len(cfg.Command) > 0:
 		c.argv = append(append([]string(nil), cfg.Command...), cfg.Args...)
-	} else {
-		c.argv = append([]string{name}, cfg.Args...)
+	case len(cfg.Args) > 0:
+		c.argv = append(append([]string(nil), icfg.Entrypoint...), cfg.Args...)
+	default:
+		c.argv = append(append([]string(nil), icfg.Entrypoint...), icfg.Cmd...)
 	}
-	// containerd sets HOSTNAME from the sandbox's hostname, which the kubelet
-	// sets to the pod's name.
-	hasHostname := false
-	for _, e := range cfg.Env {
-		hasHostname = hasHostname || e.Name == "HOSTNAME"
+	// The environment: the image's Env, then HOSTNAME (containerd sets it
+	// from the sandbox's hostname, which the kubelet sets to the pod's
+	// name), PATH if nobody set one, PWD, then the container's own.
+	for _, kv := range icfg.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			c.env = append(c.env, EnvVar{Name: k, Value: v})
+		}
 	}
-	if !hasHostname && cfg.PodName != "" {
+	if _, ok := envValue(cfg.Env, "HOSTNAME"); !ok && cfg.PodName != "" {
 		c.env = append(c.env, EnvVar{Name: "HOSTNAME", Value: cfg.PodName})
 	}
-	if cfg.WorkingDir != "" {
-		c.env = append(c.env, EnvVar{Name: "PWD", Value: cfg.WorkingDir})
+	if _, ok := envValue(append(append([]EnvVar(nil), c.env...), cfg.Env...), "PATH"); !ok {
+		c.env = append([]EnvVar{{Name: "PATH", Value: DefaultPath}}, c.env...)
+	}
+	c.workDir = cfg.WorkingDir
+	if c.workDir == "" {
+		c.workDir = icfg.WorkingDir
+	}
+	if c.workDir == "" {
+		c.workDir = "/"
+	}
+	if c.workDir != "/" {
+		c.env = append(c.env, EnvVar{Name: "PWD", Value: c.workDir})
 	}
 	c.env = append(c.env, cfg.Env...)
+
+	c.root = newRootFS(ni.files, cfg.Files, cfg.Mounts)
+	if c.workDir != "/" {
+		c.root.mkdirAll(c.workDir, 0o755)
+	}
 
 	pages := uint32(noLimit)
 	if cfg.MemoryLimitBytes > 0 && cfg.MemoryLimitBytes < int64(noLimit)*wasmPageSize {
 		pages = uint32(cfg.MemoryLimitBytes / wasmPageSize)
 		c.limitPages = pages
 	}
-	mod := ni.module
-	c.minPages = mod.minPages
-	if pages < mod.minPages {
-		c.oom = fmt.Sprintf("memory limit %d bytes (%d pages of 64 KiB) is below the %d pages the module needs to start",
-			cfg.MemoryLimitBytes, pages, mod.minPages)
+	if len(c.argv) == 0 {
+		// An image with neither Entrypoint nor Cmd and a pod with no
+		// command: containerd's "no command specified".
+		c.startErr = "failed to create containerd task: no command specified"
 	} else {
-		compiled, wr, err := r.cache.forLimit(ctx, mod, pages)
-		if err != nil {
+		prog, err := c.program(ctx, c.argv[0])
+		var ee *execError
+		switch {
+		case errors.As(err, &ee):
+			c.startErr = fmt.Sprintf("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: %v: unknown", ee)
+		case err != nil:
 			return "", fmt.Errorf("create container %q: %w", cfg.Name, err)
+		default:
+			c.prog = prog
 		}
-		c.compiled, c.wr = compiled, wr
 	}
 
 	id, err := newID()
@@ -394,8 +443,8 @@ func validateConfig(cfg ContainerConfig) error {
 			return bad("container %q: mount path %q must be a clean absolute path other than /", cfg.Name, p)
 		case seen[p]:
 			return bad("container %q: mount path %q is used twice", cfg.Name, p)
-		case btoi(m.HostPath != "")+btoi(m.FS != nil)+btoi(m.Mem != nil) != 1:
-			return bad("container %q: mount %q needs exactly one of HostPath, Mem and FS", cfg.Name, p)
+		case btoi(m.FS != nil)+btoi(m.Mem != nil) != 1:
+			return bad("container %q: mount %q needs exactly one of Mem and FS", cfg.Name, p)
 		case m.FS != nil && !m.ReadOnly:
 			return bad("container %q: mount %q: an FS mount is read-only and must say so", cfg.Name, p)
 		}
@@ -534,15 +583,18 @@ func (c *container) watchDeadline(ctx context.Context) (stop func()) {
 // runGuest runs the container's own instance: its argv, its log as stdout
 // and stderr.
 func (c *container) runGuest(ctx context.Context) (code int32, reason, message string) {
-	if c.oom != "" {
-		return ExitCodeKilled, ReasonOOMKilled, c.oom
+	if c.startErr != "" {
+		return ExitCodeStartError, ReasonStartError, c.startErr
+	}
+	if c.prog.oom != "" {
+		return ExitCodeKilled, ReasonOOMKilled, c.prog.oom
 	}
 	g := newGuest(ctx, c.limitPages, c.cfg.CPULimitMillicores)
-	g.pages.Store(c.minPages)
+	g.pages.Store(c.prog.minPages)
 	c.mu.Lock()
 	c.guest = g
 	c.mu.Unlock()
-	return c.instance(ctx, g, instanceIO{
+	return c.instance(ctx, g, c.prog, instanceIO{
 		argv:   c.argv,
 		stdout: logWriter{c: c, stream: Stdout},
 		stderr: logWriter{c: c, stream: Stderr},
@@ -558,9 +610,17 @@ type instanceIO struct {
 	stdout, stderr io.Writer
 }
 
-// instance instantiates the container's module as one guest and calls its
-// _start; killed says whether a stop asked the guest to end.
-func (c *container) instance(ctx context.Context, g *guest, iio instanceIO, killed func() bool) (code int32, reason, message string) {
+// instance instantiates prog as one guest of the container, a process
+// with its own PID, and calls its _start; killed says whether a stop asked
+// the guest to end.
+func (c *container) instance(ctx context.Context, g *guest, prog *program, iio instanceIO, killed func() bool) (code int32, reason, message string) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g.ctx = ctx
+	p := c.startProcess(iio.argv, cancel)
+	defer c.endProcess(p)
+	g.proc = p
+
 	clk := c.clock
 	base := clk.Now()
 	cfg := wazero.NewModuleConfig().
@@ -602,24 +662,24 @@ func (c *container) instance(ctx context.Context, g *guest, iio instanceIO, kill
 	if iio.stdin != nil {
 		cfg = cfg.WithStdin(iio.stdin)
 	}
-	if len(c.cfg.Mounts) > 0 {
-		fsc := wazero.NewFSConfig()
-		for _, m := range c.cfg.Mounts {
-			switch {
-			case m.Mem != nil && m.ReadOnly:
-				fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&sysfs.ReadFS{FS: m.Mem}, m.ContainerPath)
-			case m.Mem != nil:
-				fsc = fsc.(sysfs.FSConfig).WithSysFSMount(m.Mem, m.ContainerPath)
-			case m.FS != nil:
-				fsc = fsc.WithFSMount(m.FS, m.ContainerPath)
-			case m.ReadOnly:
-				fsc = fsc.WithReadOnlyDirMount(m.HostPath, m.ContainerPath)
-			default:
-				fsc = fsc.WithDirMount(m.HostPath, m.ContainerPath)
-			}
-		}
-		cfg = cfg.WithFSConfig(fsc)
+	// The root first, then every mount: wasi-libc resolves a path against
+	// the longest preopened directory that prefixes it.
+	mount := func(fsc wazero.FSConfig, fsys experimentalsys.FS, at string) wazero.FSConfig {
+		return fsc.(sysfs.FSConfig).WithSysFSMount(fsys, at)
 	}
+	fsc := mount(wazero.NewFSConfig(), c.root, "/")
+	fsc = fsc.WithFSMount(procFS{c}, "/proc")
+	for _, m := range c.cfg.Mounts {
+		switch {
+		case m.Mem != nil && m.ReadOnly:
+			fsc = mount(fsc, &sysfs.ReadFS{FS: m.Mem}, m.ContainerPath)
+		case m.Mem != nil:
+			fsc = mount(fsc, m.Mem, m.ContainerPath)
+		default:
+			fsc = fsc.WithFSMount(m.FS, m.ContainerPath)
+		}
+	}
+	cfg = cfg.WithFSConfig(fsc)
 	for _, e := range c.env {
 		cfg = cfg.WithEnv(e.Name, e.Value)
 	}
@@ -628,10 +688,10 @@ func (c *container) instance(ctx context.Context, g *guest, iio instanceIO, kill
 	}
 
 	ctx = context.WithValue(ctx, guestKey{}, g)
-	mod, err := c.wr.rt.InstantiateModule(ctx, c.compiled, cfg)
+	mod, err := prog.wr.rt.InstantiateModule(ctx, prog.compiled, cfg)
 	if err != nil {
-		if killed() {
-			return ExitCodeKilled, ReasonError, ""
+		if killed() || p.signaled() != 0 {
+			return p.exitCode(ExitCodeKilled), ReasonError, ""
 		}
 		return ExitCodeStartError, ReasonStartError, firstLine(err)
 	}
@@ -642,7 +702,11 @@ func (c *container) instance(ctx context.Context, g *guest, iio instanceIO, kill
 	if msg := g.oom.Load(); msg != nil {
 		return ExitCodeKilled, ReasonOOMKilled, *msg
 	}
-	return exitStatus(err, killed())
+	code, reason, message = exitStatus(err, killed() || p.signaled() != 0)
+	if code == ExitCodeKilled && p.signaled() != 0 {
+		code = p.exitCode(code)
+	}
+	return code, reason, message
 }
 
 // exitIfStopped ends a stopped guest from inside a host call (a sleep, a

@@ -85,7 +85,22 @@ func (r *Runtime) execute(ctx context.Context, id string, cmd []string, iio inst
 	if err != nil {
 		return 0, err
 	}
-	code, reason, msg, err := c.exec(ctx, iio, timeout)
+	if st := c.status(); st.State != ContainerRunning {
+		return 0, fmt.Errorf("exec in container %s: %w", c.id, ErrContainerNotRunning)
+	}
+	prog, err := c.program(ctx, cmd[0])
+	var ee *execError
+	if errors.As(err, &ee) {
+		// runc could not start the process: its message on the exec's
+		// stderr and the shell's exit code for it (127: not found, 126:
+		// not runnable), as `docker exec` reports it.
+		fmt.Fprintf(iio.stderr, "OCI runtime exec failed: exec failed: unable to start container process: %v: unknown\n", ee)
+		return ee.code, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("exec %q in container %s: %w", cmd, id, err)
+	}
+	code, reason, msg, err := c.exec(ctx, prog, iio, timeout)
 	if msg != "" && reason != ReasonStartError {
 		iio.stderr.Write([]byte(msg + "\n"))
 	}
@@ -95,10 +110,10 @@ func (r *Runtime) execute(ctx context.Context, id string, cmd []string, iio inst
 	return code, err
 }
 
-// exec runs one more instance of c's image and waits for it.
-func (c *container) exec(ctx context.Context, iio instanceIO, timeout time.Duration) (code int32, reason, message string, err error) {
+// exec runs prog as one more process of c and waits for it.
+func (c *container) exec(ctx context.Context, prog *program, iio instanceIO, timeout time.Duration) (code int32, reason, message string, err error) {
 	c.mu.Lock()
-	if c.state != ContainerRunning || c.compiled == nil || c.killed {
+	if c.state != ContainerRunning || c.killed {
 		c.mu.Unlock()
 		return 0, "", "", fmt.Errorf("exec in container %s: %w", c.id, ErrContainerNotRunning)
 	}
@@ -125,9 +140,12 @@ func (c *container) exec(ctx context.Context, iio instanceIO, timeout time.Durat
 			}
 		}()
 	}
+	if prog.oom != "" {
+		return ExitCodeKilled, ReasonOOMKilled, prog.oom, nil
+	}
 	g := newGuest(ectx, c.limitPages, c.cfg.CPULimitMillicores)
-	g.pages.Store(c.minPages)
-	code, reason, message = c.instance(ectx, g, iio, func() bool { return ectx.Err() != nil })
+	g.pages.Store(prog.minPages)
+	code, reason, message = c.instance(ectx, g, prog, iio, func() bool { return ectx.Err() != nil })
 	// Upstream an exec'd process runs in the container's cgroup: its CPU
 	// time is the container's.
 	c.execCPU.Add(g.cpu.Load())
@@ -170,7 +188,11 @@ func (r *Runtime) HTTPHandler(id string) http.Handler {
 		if req.Body != nil {
 			body = io.LimitReader(req.Body, MaxExecOutput)
 		}
-		code, reason, msg, err := c.exec(req.Context(), instanceIO{
+		if c.prog == nil {
+			http.Error(w, fmt.Sprintf("exec in container %s: %v", c.id, ErrContainerNotRunning), http.StatusServiceUnavailable)
+			return
+		}
+		code, reason, msg, err := c.exec(req.Context(), c.prog, instanceIO{
 			argv:   c.argv,
 			env:    cgiEnv(req),
 			stdin:  body,

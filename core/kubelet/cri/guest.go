@@ -71,6 +71,8 @@ type guest struct {
 	yields    atomic.Int64  // calls to yield
 	oom       atomic.Pointer[string]
 	throttled atomic.Int64 // time spent throttled, ns
+
+	proc *process // the process this guest is; set by instance
 }
 
 func newGuest(ctx context.Context, limitPages uint32, milliCPU int64) *guest {

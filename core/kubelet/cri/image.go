@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -38,15 +40,47 @@ type ImageSource interface {
 	Fetch(ctx context.Context, ref string) (Image, error)
 }
 
-// Image is one image as the registry serves it.
+// Image is one image as the registry serves it: a program (Module), the
+// other files of its file system, and its config.
 type Image struct {
 	// Ref is the normalized reference it was fetched by: "hello:1.0".
 	Ref string
-	// Digest is "sha256:" and the hex sha256 of Module, the image's identity.
-	// Two tags with the same bytes have the same digest.
+	// Digest is the image's identity, ImageDigest of the rest: for a plain
+	// module (no Config, no Files) the sha256 of Module, otherwise of its
+	// manifest. Two tags with the same content have the same digest.
 	Digest string
-	// Module is the WebAssembly binary. Callers must not modify it.
+	// Module is the image's own program, a WebAssembly binary, placed at
+	// ModulePath. Callers must not modify it.
 	Module []byte
+	// ModulePath is where Module is in the container's file system; ""
+	// means /usr/local/bin/<name>.
+	ModulePath string
+	// Files are the image's other files (its userland: /bin/sh, /bin/ls ...).
+	// Callers must not modify them.
+	Files []File
+	// Config is what runs and how, as an OCI image config says it; a zero
+	// Config runs the program by its name: Entrypoint [<name>].
+	Config ImageConfig
+}
+
+// ImageConfig is an OCI image's config (the part a runtime uses): upstream's
+// "config" object of application/vnd.oci.image.config.v1+json, which
+// `docker inspect` shows.
+type ImageConfig struct {
+	// Entrypoint and Cmd make the process's argv, Entrypoint+Cmd; a pod's
+	// command replaces Entrypoint (and drops Cmd), its args replace Cmd.
+	Entrypoint []string `json:"Entrypoint,omitempty"`
+	Cmd        []string `json:"Cmd,omitempty"`
+	// Env is "NAME=value" entries, under the container's own env.
+	Env []string `json:"Env,omitempty"`
+	// WorkingDir is the process's directory unless the pod sets workingDir.
+	WorkingDir string `json:"WorkingDir,omitempty"`
+	// ExposedPorts are the ports the program listens on: "8080/tcp".
+	ExposedPorts []string `json:"ExposedPorts,omitempty"`
+}
+
+func (c ImageConfig) isZero() bool {
+	return c.Entrypoint == nil && c.Cmd == nil && c.Env == nil && c.WorkingDir == "" && c.ExposedPorts == nil
 }
 
 // Digest returns the content digest of a module, in the "sha256:<hex>" form
@@ -54,6 +88,30 @@ type Image struct {
 func Digest(module []byte) string {
 	sum := sha256.Sum256(module)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ImageDigest is the digest an Image must carry: Digest(Module) for a plain
+// module, or the digest of a manifest naming the config, the program and
+// every file by its own digest, as an OCI manifest names its config and
+// layers.
+func ImageDigest(img Image) string {
+	if img.Config.isZero() && len(img.Files) == 0 && img.ModulePath == "" {
+		return Digest(img.Module)
+	}
+	type entry struct {
+		Path   string `json:"path"`
+		Mode   uint32 `json:"mode"`
+		Digest string `json:"digest"`
+	}
+	files := []entry{{Path: img.ModulePath, Mode: 0o755, Digest: Digest(img.Module)}}
+	for _, f := range img.Files {
+		files = append(files, entry{Path: f.Path, Mode: uint32(f.Mode.Perm()), Digest: Digest(f.Data)})
+	}
+	b, _ := json.Marshal(struct {
+		Config ImageConfig `json:"config"`
+		Files  []entry     `json:"files"`
+	}{img.Config, files}) // plain structs of strings: Marshal cannot fail
+	return Digest(b)
 }
 
 // ImageStatus is one image on a node: upstream's Image message.
@@ -65,8 +123,10 @@ type ImageStatus struct {
 	RepoTags []string
 	// RepoDigests are name@digest references: ["hello@sha256:..."].
 	RepoDigests []string
-	// Size is the module's size in bytes.
+	// Size is the image's size in bytes: its program and files.
 	Size uint64
+	// Config is the image's config, with the defaults filled in.
+	Config ImageConfig
 }
 
 // Reference grammar, a subset of the distribution project's
@@ -149,7 +209,8 @@ func NormalizeRef(ref string) (string, error) {
 // nodeImage is one pulled image in a node's image list.
 type nodeImage struct {
 	status ImageStatus
-	module *cachedModule
+	module *cachedModule // the image's program, compiled
+	files  []File        // every file of the image, the program included
 }
 
 // PullImage makes an image present on this node: it resolves ref through the
@@ -169,40 +230,60 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error
 	if err != nil {
 		return ImageStatus{}, err
 	}
-	mod, err := r.cache.compile(ctx, img)
+	// Content addressing: what the registry sent must hash to the digest
+	// it named, or the image is not what the pod asked for.
+	if got := ImageDigest(img); got != img.Digest {
+		return ImageStatus{}, fmt.Errorf("cri: image %q: digest mismatch: registry says %s, content is %s", img.Ref, img.Digest, got)
+	}
+	mod, err := r.cache.compile(ctx, img.Ref, img.Module)
 	if err != nil {
 		return ImageStatus{}, fmt.Errorf("failed to pull and unpack image %q: %w", norm, err)
+	}
+	cfg, files := img.Config, img.Files
+	modulePath := img.ModulePath
+	if modulePath == "" {
+		modulePath = "/usr/local/bin/" + path.Base(parsed.Name)
+	}
+	if cfg.isZero() {
+		cfg.Entrypoint = []string{path.Base(parsed.Name)}
+	}
+	all := append([]File{{Path: modulePath, Mode: 0o755, Data: img.Module}}, files...)
+	size := 0
+	for _, f := range all {
+		size += len(f.Data)
 	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// A tag names one image: if it pointed at another digest before (the tag
 	// moved in the registry), take it off the old one, as containerd does.
-	if old, ok := r.tags[norm]; ok && old != mod.digest {
+	if old, ok := r.tags[norm]; ok && old != img.Digest {
 		if oi := r.images[old]; oi != nil {
 			oi.status.RepoTags = slices.DeleteFunc(oi.status.RepoTags, func(t string) bool { return t == norm })
 		}
 	}
-	ni := r.images[mod.digest]
+	ni := r.images[img.Digest]
 	if ni == nil {
 		ni = &nodeImage{
 			status: ImageStatus{
-				ID:          mod.digest,
-				RepoDigests: []string{parsed.Name + "@" + mod.digest},
-				Size:        uint64(mod.size),
+				ID:          img.Digest,
+				RepoDigests: []string{parsed.Name + "@" + img.Digest},
+				Size:        uint64(size),
+				Config:      cfg,
 			},
 			module: mod,
+			files:  all,
 		}
-		r.images[mod.digest] = ni
+		r.images[img.Digest] = ni
 	}
 	if parsed.Digest == "" { // pulled by tag: the tag now names this image
 		if !slices.Contains(ni.status.RepoTags, norm) {
 			ni.status.RepoTags = append(ni.status.RepoTags, norm)
 			sort.Strings(ni.status.RepoTags)
 		}
-		r.tags[norm] = mod.digest
+		r.tags[norm] = img.Digest
 	}
-	if d := parsed.Name + "@" + mod.digest; !slices.Contains(ni.status.RepoDigests, d) {
+	if d := parsed.Name + "@" + img.Digest; !slices.Contains(ni.status.RepoDigests, d) {
 		ni.status.RepoDigests = append(ni.status.RepoDigests, d)
 		sort.Strings(ni.status.RepoDigests)
 	}
@@ -276,5 +357,9 @@ func (r *Runtime) RemoveImage(ref string) {
 func (s ImageStatus) clone() ImageStatus {
 	s.RepoTags = append([]string(nil), s.RepoTags...)
 	s.RepoDigests = append([]string(nil), s.RepoDigests...)
+	s.Config.Entrypoint = append([]string(nil), s.Config.Entrypoint...)
+	s.Config.Cmd = append([]string(nil), s.Config.Cmd...)
+	s.Config.Env = append([]string(nil), s.Config.Env...)
+	s.Config.ExposedPorts = append([]string(nil), s.Config.ExposedPorts...)
 	return s
 }

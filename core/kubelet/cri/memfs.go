@@ -26,8 +26,14 @@ import (
 type MemDir struct {
 	experimentalsys.UnimplementedFS // Link, Symlink, Readlink: ENOSYS
 
+	t    *memTree
+	root *memNode // the tree's root, or a directory of it (Sub)
+}
+
+// memTree is what the MemDirs of one tree share: Sub makes another MemDir
+// over a directory of the same tree.
+type memTree struct {
 	mu      sync.Mutex // guards every node of the tree
-	root    *memNode
 	nextIno uint64
 	size    int64 // bytes in regular files
 }
@@ -37,6 +43,8 @@ type memNode struct {
 	ino              uint64
 	mode             fs.FileMode // type bits and permissions
 	data             []byte      // a file's content
+	shared           bool        // data belongs to an image layer: copy it before the first write
+	digest           string      // Digest(data), computed when the file is first executed; "" after a write
 	children         map[string]*memNode
 	atim, mtim, ctim int64
 }
@@ -45,7 +53,7 @@ var _ experimentalsys.FS = (*MemDir)(nil)
 
 // NewMemDir returns an empty directory.
 func NewMemDir() *MemDir {
-	d := &MemDir{nextIno: 1}
+	d := &MemDir{t: &memTree{nextIno: 1}}
 	d.root = d.newNode(fs.ModeDir | 0o777)
 	return d
 }
@@ -53,17 +61,20 @@ func NewMemDir() *MemDir {
 // Size is the number of bytes in its files: what upstream's eviction manager
 // compares with an emptyDir's sizeLimit.
 func (d *MemDir) Size() int64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.size
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
+	return d.t.size
 }
 
 // ReadFile returns a copy of the content of the file at name ("a/b.txt"),
 // for the host's side (tests, a kubelet that shows a volume).
 func (d *MemDir) ReadFile(name string) ([]byte, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
 	n, errno := d.lookup(name)
+	if errno == experimentalsys.ENOENT {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
+	}
 	if errno != 0 {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: errno}
 	}
@@ -75,8 +86,8 @@ func (d *MemDir) ReadFile(name string) ([]byte, error) {
 
 func (d *MemDir) newNode(mode fs.FileMode) *memNode {
 	now := time.Now().UnixNano()
-	n := &memNode{ino: d.nextIno, mode: mode, atim: now, mtim: now, ctim: now}
-	d.nextIno++
+	n := &memNode{ino: d.t.nextIno, mode: mode, atim: now, mtim: now, ctim: now}
+	d.t.nextIno++
 	if mode.IsDir() {
 		n.children = map[string]*memNode{}
 	}
@@ -124,6 +135,18 @@ func (d *MemDir) parent(p string) (*memNode, string, experimentalsys.Errno) {
 	return dir, parts[len(parts)-1], 0
 }
 
+// own makes a file's data its own before a write: an image layer's bytes
+// are shared by every container of the image (copy-up, as overlayfs copies a
+// lower layer's file into the container's upper layer on its first write).
+// d.mu is held.
+func (n *memNode) own() {
+	if n.shared {
+		n.data = append([]byte(nil), n.data...)
+		n.shared = false
+	}
+	n.digest = ""
+}
+
 func (n *memNode) stat() sys.Stat_t {
 	st := sys.Stat_t{Ino: n.ino, Mode: n.mode, Nlink: 1, Size: int64(len(n.data)), Atim: n.atim, Mtim: n.mtim, Ctim: n.ctim}
 	if n.mode.IsDir() {
@@ -134,8 +157,8 @@ func (n *memNode) stat() sys.Stat_t {
 
 // OpenFile implements sys.FS.
 func (d *MemDir) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
 	writable := flag&(experimentalsys.O_RDWR|experimentalsys.O_WRONLY) != 0
 	n, errno := d.lookup(p)
 	switch {
@@ -159,8 +182,8 @@ func (d *MemDir) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 		return nil, experimentalsys.ENOTDIR
 	}
 	if writable && flag&experimentalsys.O_TRUNC != 0 && len(n.data) > 0 {
-		d.size -= int64(len(n.data))
-		n.data = nil
+		d.t.size -= int64(len(n.data))
+		n.data, n.shared, n.digest = nil, false, ""
 		n.mtim = time.Now().UnixNano()
 	}
 	return &memFile{
@@ -177,8 +200,8 @@ func (d *MemDir) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) { return d.
 
 // Stat implements sys.FS.
 func (d *MemDir) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
 	n, errno := d.lookup(p)
 	if errno != 0 {
 		return sys.Stat_t{}, errno
@@ -188,8 +211,8 @@ func (d *MemDir) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
 
 // Mkdir implements sys.FS.
 func (d *MemDir) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
 	dir, name, errno := d.parent(p)
 	if errno != 0 {
 		return errno
@@ -208,8 +231,8 @@ func (d *MemDir) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 
 // Chmod implements sys.FS.
 func (d *MemDir) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
 	n, errno := d.lookup(p)
 	if errno != 0 {
 		return errno
@@ -221,8 +244,8 @@ func (d *MemDir) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
 
 // Rename implements sys.FS.
 func (d *MemDir) Rename(from, to string) experimentalsys.Errno {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
 	fdir, fname, errno := d.parent(from)
 	if errno != 0 {
 		return errno
@@ -250,7 +273,7 @@ func (d *MemDir) Rename(from, to string) experimentalsys.Errno {
 		case old.mode.IsDir() && len(old.children) > 0:
 			return experimentalsys.ENOTEMPTY
 		}
-		d.size -= int64(len(old.data))
+		d.t.size -= int64(len(old.data))
 	}
 	delete(fdir.children, fname)
 	tdir.children[tname] = n
@@ -261,8 +284,8 @@ func (d *MemDir) Rename(from, to string) experimentalsys.Errno {
 
 // Rmdir implements sys.FS.
 func (d *MemDir) Rmdir(p string) experimentalsys.Errno {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
 	dir, name, errno := d.parent(p)
 	if errno != 0 {
 		return errno
@@ -283,8 +306,8 @@ func (d *MemDir) Rmdir(p string) experimentalsys.Errno {
 
 // Unlink implements sys.FS.
 func (d *MemDir) Unlink(p string) experimentalsys.Errno {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
 	dir, name, errno := d.parent(p)
 	if errno != 0 {
 		return errno
@@ -297,15 +320,15 @@ func (d *MemDir) Unlink(p string) experimentalsys.Errno {
 		return experimentalsys.EISDIR
 	}
 	delete(dir.children, name)
-	d.size -= int64(len(n.data))
+	d.t.size -= int64(len(n.data))
 	dir.mtim = time.Now().UnixNano()
 	return 0
 }
 
 // Utimens implements sys.FS.
 func (d *MemDir) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
 	n, errno := d.lookup(p)
 	if errno != 0 {
 		return errno
@@ -359,8 +382,8 @@ func (f *memFile) Stat() (sys.Stat_t, experimentalsys.Errno) {
 	if errno := f.check(); errno != 0 {
 		return sys.Stat_t{}, errno
 	}
-	f.d.mu.Lock()
-	defer f.d.mu.Unlock()
+	f.d.t.mu.Lock()
+	defer f.d.t.mu.Unlock()
 	return f.n.stat(), 0
 }
 
@@ -379,8 +402,8 @@ func (f *memFile) Pread(buf []byte, off int64) (int, experimentalsys.Errno) {
 	case off < 0:
 		return 0, experimentalsys.EINVAL
 	}
-	f.d.mu.Lock()
-	defer f.d.mu.Unlock()
+	f.d.t.mu.Lock()
+	defer f.d.t.mu.Unlock()
 	if off >= int64(len(f.n.data)) {
 		return 0, 0
 	}
@@ -403,9 +426,9 @@ func (f *memFile) Seek(offset seekOffset, whence int) (int64, experimentalsys.Er
 		f.dirents = nil // read the directory again
 		return 0, 0
 	}
-	f.d.mu.Lock()
+	f.d.t.mu.Lock()
 	size := int64(len(f.n.data))
-	f.d.mu.Unlock()
+	f.d.t.mu.Unlock()
 	switch whence {
 	case io.SeekCurrent:
 		offset += f.off
@@ -427,7 +450,7 @@ func (f *memFile) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errn
 		return nil, experimentalsys.EBADF
 	}
 	if f.dirents == nil {
-		f.d.mu.Lock()
+		f.d.t.mu.Lock()
 		names := make([]string, 0, len(f.n.children))
 		for name := range f.n.children {
 			names = append(names, name)
@@ -438,7 +461,7 @@ func (f *memFile) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errn
 			c := f.n.children[name]
 			f.dirents = append(f.dirents, experimentalsys.Dirent{Ino: c.ino, Name: name, Type: c.mode.Type()})
 		}
-		f.d.mu.Unlock()
+		f.d.t.mu.Unlock()
 	}
 	if n <= 0 || n > len(f.dirents) {
 		n = len(f.dirents)
@@ -450,9 +473,9 @@ func (f *memFile) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errn
 
 func (f *memFile) Write(buf []byte) (int, experimentalsys.Errno) {
 	if f.append {
-		f.d.mu.Lock()
+		f.d.t.mu.Lock()
 		f.off = int64(len(f.n.data))
-		f.d.mu.Unlock()
+		f.d.t.mu.Unlock()
 	}
 	n, errno := f.Pwrite(buf, f.off)
 	f.off += int64(n)
@@ -468,12 +491,13 @@ func (f *memFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	case off < 0:
 		return 0, experimentalsys.EINVAL
 	}
-	f.d.mu.Lock()
-	defer f.d.mu.Unlock()
+	f.d.t.mu.Lock()
+	defer f.d.t.mu.Unlock()
+	f.n.own()
 	end := off + int64(len(buf))
 	if grow := end - int64(len(f.n.data)); grow > 0 {
 		f.n.data = append(f.n.data, make([]byte, grow)...)
-		f.d.size += grow
+		f.d.t.size += grow
 	}
 	copy(f.n.data[off:], buf)
 	f.n.mtim = time.Now().UnixNano()
@@ -489,15 +513,16 @@ func (f *memFile) Truncate(size int64) experimentalsys.Errno {
 	case size < 0:
 		return experimentalsys.EINVAL
 	}
-	f.d.mu.Lock()
-	defer f.d.mu.Unlock()
+	f.d.t.mu.Lock()
+	defer f.d.t.mu.Unlock()
+	f.n.own()
 	old := int64(len(f.n.data))
 	if size <= old {
 		f.n.data = f.n.data[:size:size]
 	} else {
 		f.n.data = append(f.n.data, make([]byte, size-old)...)
 	}
-	f.d.size += size - old
+	f.d.t.size += size - old
 	f.n.mtim = time.Now().UnixNano()
 	return 0
 }
@@ -509,8 +534,8 @@ func (f *memFile) Utimens(atim, mtim int64) experimentalsys.Errno {
 	if errno := f.check(); errno != 0 {
 		return errno
 	}
-	f.d.mu.Lock()
-	defer f.d.mu.Unlock()
+	f.d.t.mu.Lock()
+	defer f.d.t.mu.Unlock()
 	f.n.utimens(atim, mtim)
 	return 0
 }
