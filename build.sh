@@ -134,7 +134,7 @@ fuzz_briefly() {
   local t
   for t in "FuzzDecodeAndValidate ./core/apiserver" "FuzzApplyPatch ./core/apiserver" \
            "FuzzRestore ./core/store" "FuzzModule ./core/kubelet/cri/instrument" \
-           "FuzzParse ./core/lesson"; do
+           "FuzzParse ./core/lesson" "FuzzSplitWords ./core/kubectl"; do
     set -- $t
     go test -run '^$' -fuzz "^$1\$" -fuzztime "${KUBETAB_FUZZTIME:-20000x}" -timeout 5m "$2" || return 1
   done
@@ -147,7 +147,7 @@ cmd_test() {
   step "go test (native)" go test -count=1 -timeout 5m ./...
   step "go test -race (small packages)" go test -race -count=1 -timeout 10m "${RACE_PACKAGES[@]}"
   step "site JavaScript tests (node --test)" bash -c 'cd site && node --test src/*.test.js src/lessons/*.test.js'
-  step "fuzz, briefly (decode+validate, patches, snapshots, module rewriting, lesson files)" fuzz_briefly
+  step "fuzz, briefly (decode+validate, patches, snapshots, module rewriting, lesson files, console word splitting)" fuzz_briefly
   step "go test (GOOS=js under Node)" go_test_js
   step "browser tests (headless Chromium)" browser_tests
   if [ -f test/conformance/kubectl.sh ]; then
