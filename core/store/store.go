@@ -67,6 +67,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -161,6 +162,25 @@ type Config struct {
 	// --max-request-bytes, which is why Kubernetes objects stay under about
 	// 1.5 MB; negative means no limit.
 	MaxRequestBytes int
+	// Log, when set, receives every write before the store applies it, and
+	// a write it fails is refused (nothing changes): a write-ahead log
+	// (core/store/wal) that syncs to disk before it returns makes every
+	// acknowledged write durable, as etcd's WAL does. nil keeps the store in
+	// memory only.
+	Log Log
+}
+
+// Log is a write-ahead log: Append must make e durable before it returns.
+// It is called with the store locked, in revision order.
+type Log interface {
+	Append(e Entry) error
+}
+
+// Entry is one logged write: the puts and deletes of one revision, as
+// Replay applies them again.
+type Entry struct {
+	Revision int64
+	Ops      []Op // PutOp and DeleteOp only
 }
 
 // DefaultHistoryBytesLimit is Config.HistoryBytesLimit's default.
@@ -184,6 +204,8 @@ type Store struct {
 	sizes     sizes
 	// observe sees each event as it is published (SetObserver).
 	observe func(Event)
+	// replaying is set while Replay applies a logged write (not logged again).
+	replaying bool
 }
 
 // sizes are the running totals behind Status.
@@ -364,6 +386,9 @@ func (s *Store) Create(key string, value []byte) (KeyValue, error) {
 	if ki != nil && ki.current() != nil {
 		return KeyValue{}, ErrExists
 	}
+	if err := s.log(OpPut(key, value)); err != nil {
+		return KeyValue{}, err
+	}
 	kv := s.put(ki, key, value, s.rev+1)
 	s.commit(s.rev + 1)
 	return *kv, nil
@@ -393,9 +418,56 @@ func (s *Store) Update(key string, value []byte, expectModRevision int64) (KeyVa
 	if expectModRevision != 0 && old.ModRevision != expectModRevision {
 		return *old, ErrConflict
 	}
+	if err := s.log(OpPut(key, value)); err != nil {
+		return KeyValue{}, err
+	}
 	kv := s.put(ki, key, value, s.rev+1)
 	s.commit(s.rev + 1)
 	return *kv, nil
+}
+
+// log hands the writes of the next revision to Config.Log, if any, before
+// they are applied. Called with s.mu held for writing.
+func (s *Store) log(ops ...Op) error {
+	if s.cfg.Log == nil || s.replaying {
+		return nil
+	}
+	if err := s.cfg.Log.Append(Entry{Revision: s.rev + 1, Ops: ops}); err != nil {
+		return fmt.Errorf("store: write-ahead log: %w", err)
+	}
+	return nil
+}
+
+// SetLog makes l the store's write-ahead log from now on (after a replay).
+func (s *Store) SetLog(l Log) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Log = l
+}
+
+// Replay applies a logged write again, without logging it: the puts and
+// deletes of e at the next revision, as when they were first written.
+// Entries must be replayed in order onto the state they were written on
+// (a snapshot at or before the first, then every later entry).
+func (s *Store) Replay(e Entry) error {
+	if e.Revision <= s.Revision() {
+		return nil // already in the snapshot
+	}
+	s.mu.Lock()
+	s.replaying = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.replaying = false
+		s.mu.Unlock()
+	}()
+	if _, err := s.Txn(TxnRequest{Then: e.Ops}); err != nil {
+		return err
+	}
+	if got := s.Revision(); got != e.Revision {
+		return fmt.Errorf("store: replay of revision %d left the store at %d", e.Revision, got)
+	}
+	return nil
 }
 
 // tooLarge says whether a write of n bytes of keys and values is over
@@ -424,6 +496,9 @@ func (s *Store) Delete(key string, expectModRevision int64) (KeyValue, error) {
 	}
 	if expectModRevision != 0 && old.ModRevision != expectModRevision {
 		return *old, ErrConflict
+	}
+	if err := s.log(OpDelete(key)); err != nil {
+		return KeyValue{}, err
 	}
 	gone := s.delete(ki, s.rev+1)
 	s.commit(s.rev + 1)
