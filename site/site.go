@@ -84,7 +84,20 @@ func ContentType(name string) string {
 // compiling WebAssembly; 'unsafe-inline' styles are needed by xterm.js, which
 // sizes its rows with <style> elements.
 const csp = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; " +
-	"img-src 'self' data:; connect-src 'self'; worker-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'"
+	"img-src 'self' data:; connect-src 'self'; worker-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; " +
+	frameAncestors
+
+// frameAncestors lets any page embed kubetab in an <iframe>: that is the
+// embedding the delivery issue (12) describes, a lesson author's own blog
+// post or course site with a live console. The page holds no session and no
+// secret (the cluster runs in the visitor's own tab), so a page that frames
+// it has nothing to take by clickjacking. The policy is explicit so that a
+// reader sees the choice; a host that wants less sends its own.
+const frameAncestors = "frame-ancestors *"
+
+// referrerPolicy: links out of the page (to the Kubernetes documentation)
+// do not tell the other site which lesson the learner was on.
+const referrerPolicy = "no-referrer"
 
 // Handler serves fsys (usually FS()). Files are read once and kept in memory;
 // responses carry an ETag, so a reload revalidates instead of downloading
@@ -175,6 +188,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Content-Security-Policy", csp)
+	hdr.Set("Referrer-Policy", referrerPolicy)
 	hdr.Set("Cross-Origin-Opener-Policy", "same-origin")
 	hdr.Set("Cross-Origin-Resource-Policy", "same-origin")
 	hdr.Set("ETag", f.etag)

@@ -123,3 +123,18 @@ func TestNotBuilt(t *testing.T) {
 		t.Errorf("unbuilt site: %d %q", res.StatusCode, body)
 	}
 }
+
+// Every file may be framed by any page (the embedding of issue 12) and
+// sends no referrer.
+func TestHandlerEmbeddingHeaders(t *testing.T) {
+	h := Handler(builtFS())
+	for _, target := range []string{"/", "/kubetab.wasm", "/worker.js"} {
+		res := get(t, h, target)
+		if got := res.Header.Get("Referrer-Policy"); got != "no-referrer" {
+			t.Errorf("%s: Referrer-Policy %q", target, got)
+		}
+		if got := res.Header.Get("Content-Security-Policy"); !strings.HasSuffix(got, "; frame-ancestors *") {
+			t.Errorf("%s: Content-Security-Policy %q has no frame-ancestors *", target, got)
+		}
+	}
+}

@@ -29,6 +29,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, want schema.Grou
 		return err
 	}
 	ct := r.Header.Get("Content-Type")
+	var yamlStrict []string // duplicate keys in a YAML body
 	mediaType := "application/json"
 	if ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -42,13 +43,23 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, want schema.Grou
 		return decodeProtobuf(data, want, obj)
 	case "application/json", "*/*":
 	case "application/yaml", "application/x-yaml", "text/yaml":
+		original := data
 		if data, err = yaml.YAMLToJSON(data); err != nil {
 			return apierrors.NewBadRequest(fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml: %v", err))
+		}
+		// Converting YAML to JSON keeps the last of duplicate keys; the
+		// strict conversion finds them, as upstream's strict serializer
+		// does ("yaml: unmarshal errors:\n  line 3: key \"name\" already
+		// set in map").
+		if v := r.URL.Query().Get("fieldValidation"); v != "Ignore" {
+			if _, err := yaml.YAMLToJSONStrict(original); err != nil {
+				yamlStrict = append(yamlStrict, err.Error())
+			}
 		}
 	default:
 		return unsupportedMedia(ct)
 	}
-	err = decodeJSON(w, r.URL.Query().Get("fieldValidation"), data, want, obj)
+	err = decodeJSON(w, r.URL.Query().Get("fieldValidation"), data, want, obj, yamlStrict...)
 	var strict strictDecodingError
 	if errors.As(err, &strict) {
 		// Upstream's transformDecodeError wording.
@@ -135,8 +146,10 @@ func unsupportedMedia(string) error {
 	}}
 }
 
-// decodeJSON decodes data into obj (see decode).
-func decodeJSON(w http.ResponseWriter, validation string, data []byte, want schema.GroupVersionKind, obj runtime.Object) error {
+// decodeJSON decodes data into obj (see decode). Unknown and duplicate
+// fields are strict errors, after those of pre (the YAML body's duplicate
+// keys).
+func decodeJSON(w http.ResponseWriter, validation string, data []byte, want schema.GroupVersionKind, obj runtime.Object, pre ...string) error {
 	var tm metav1.TypeMeta
 	if err := json.Unmarshal(data, &tm); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", want.Kind, want.Version, want.Kind, jsonErr(err)))
@@ -148,17 +161,19 @@ func decodeJSON(w http.ResponseWriter, validation string, data []byte, want sche
 	if tm.Kind != "" && tm.Kind != want.Kind {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: no kind %q is registered for version %q", tm.Kind, want.Version, want.Kind, tm.Kind, gv))
 	}
-	strict, err := sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowUnknownFields)
+	// Every strict check: duplicate fields ("duplicate field
+	// \"metadata.name\"") and unknown ones ("unknown field \"spec.foo\"").
+	strict, err := sigsjson.UnmarshalStrict(data, obj)
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", want.Kind, want.Version, want.Kind, jsonErr(err)))
 	}
 	obj.GetObjectKind().SetGroupVersionKind(want)
-	if len(strict) == 0 {
+	if len(strict) == 0 && len(pre) == 0 {
 		return nil
 	}
-	msgs := make([]string, len(strict))
-	for i, e := range strict {
-		msgs[i] = e.Error()
+	msgs := append([]string(nil), pre...)
+	for _, e := range strict {
+		msgs = append(msgs, e.Error())
 	}
 	switch validation {
 	case "Strict":
@@ -166,12 +181,31 @@ func decodeJSON(w http.ResponseWriter, validation string, data []byte, want sche
 	case "Ignore":
 	case "", "Warn":
 		for _, m := range msgs {
-			w.Header().Add("Warning", fmt.Sprintf("299 - %q", m))
+			for _, line := range yamlWarnings(m) {
+				w.Header().Add("Warning", fmt.Sprintf("299 - %q", line))
+			}
 		}
 	default:
 		return apierrors.NewBadRequest(fmt.Sprintf("fieldValidation parameter unsupported: %q", validation))
 	}
 	return nil
+}
+
+// yamlWarnings splits a YAML strict error into one warning per line, as
+// upstream's parseYAMLWarnings: "yaml: unmarshal errors:\n  line 3: key
+// \"name\" already set in map" warns `line 3: key "name" already set in
+// map`. Other errors are one warning.
+func yamlWarnings(msg string) []string {
+	for _, prefix := range []string{"yaml: unmarshal errors:\n", "error converting YAML to JSON: yaml: unmarshal errors:\n"} {
+		if rest, ok := strings.CutPrefix(msg, prefix); ok {
+			lines := strings.Split(rest, "\n")
+			for i := range lines {
+				lines[i] = strings.TrimSpace(lines[i])
+			}
+			return lines
+		}
+	}
+	return []string{msg}
 }
 
 func jsonErr(err error) string {

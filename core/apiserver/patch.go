@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 )
@@ -51,6 +52,21 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 	if pt == types.ApplyYAMLPatchType {
 		return s.apply(w, r, st, info, wo, patchBytes)
 	}
+	// Duplicate fields in the patch itself are strict errors too (and, in a
+	// JSON patch, unknown fields of an operation), as upstream.
+	var patchStrict []string
+	if wo.FieldValidation != "Ignore" {
+		var into any = &map[string]any{}
+		prefix := ""
+		if pt == types.JSONPatchType {
+			into, prefix = &[]jsonPatchOp{}, "json patch "
+		}
+		if errs, err := sigsjson.UnmarshalStrict(patchBytes, into); err == nil {
+			for _, e := range errs {
+				patchStrict = append(patchStrict, prefix+e.Error())
+			}
+		}
+	}
 	ctx := r.Context()
 	opts := registry.UpdateOptions{DryRun: wo.DryRun}
 	for attempt := 0; attempt < 5; attempt++ {
@@ -79,7 +95,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 			return err
 		}
 		obj := newLike(cur)
-		if err := decodeJSON(w, wo.FieldValidation, patched, want, obj); err != nil {
+		if err := decodeJSON(w, wo.FieldValidation, patched, want, obj, patchStrict...); err != nil {
 			var strict strictDecodingError
 			if errors.As(err, &strict) {
 				return strictPatchError(pt, patchBytes, patched, strict)
@@ -188,6 +204,14 @@ func applyPatch(pt types.PatchType, cur, patch []byte, schemaObj runtime.Object)
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	return out, nil
+}
+
+// jsonPatchOp is one JSON patch operation, for the strict checks.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Value any    `json:"value"`
 }
 
 func patchSetsResourceVersion(patch []byte) bool {

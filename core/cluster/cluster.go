@@ -49,6 +49,8 @@ import (
 	"github.com/kubetab/kubetab/core/controller/nodelifecycle/tainteviction"
 	"github.com/kubetab/kubetab/core/controller/podgc"
 	"github.com/kubetab/kubetab/core/controller/replicaset"
+	"github.com/kubetab/kubetab/core/controller/rootcacertpublisher"
+	"github.com/kubetab/kubetab/core/controller/serviceaccount"
 	"github.com/kubetab/kubetab/core/kubelet"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/core/scheduler"
@@ -167,7 +169,7 @@ type Cluster struct {
 	ctx       context.Context        // Start's context; StartNode runs under it
 	nodes     []nodeSpec
 	nextIndex int           // the next node's number: its podCIDR and IP
-	synced    []func() bool // the HasSynced of the components Launch started
+	synced    []func() bool // the HasSynced of the control plane's components
 
 	net networkState // kube-proxies and cluster DNS (network.go)
 }
@@ -318,7 +320,12 @@ func (c *Cluster) Start(ctx context.Context) error {
 // (kubectl, etcd, the controller's watch) in the trace.
 func (c *Cluster) WaitForCacheSync(ctx context.Context) error {
 	c.mu.RLock()
-	synced := c.synced
+	synced := append([]func() bool(nil), c.synced...)
+	for _, n := range c.nodes { // the nodes there are now: some may have joined or left
+		if kl, ok := c.kubelets[n.Name]; ok {
+			synced = append(synced, kl.HasSynced)
+		}
+	}
 	c.mu.RUnlock()
 	if !client.WaitForCacheSync(ctx, synced...) {
 		return ctx.Err()
@@ -382,7 +389,17 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc)
+	// The namespace's own objects: kube-root-ca.crt and the default
+	// ServiceAccount, recreated when deleted.
+	rcp, err := rootcacertpublisher.New(rootcacertpublisher.Config{Client: c.Client(rootcacertpublisher.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	sac, err := serviceaccount.New(serviceaccount.Config{Client: c.Client(serviceaccount.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc, rcp, sac)
 	sched, err := scheduler.New(scheduler.Config{Client: c.Client("kube-scheduler"), Clock: clk})
 	if err != nil {
 		return err
@@ -391,6 +408,8 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	c.sched = sched
 	c.mu.Unlock()
 	runners = append(runners, dc, rsc, gc, sched)
+	// kube-apiserver compacts etcd every 5 minutes (on the cluster's clock).
+	runners = append(runners, &registry.Compactor{Store: c.Store, Clock: clk})
 	c.mu.Lock()
 	for _, n := range c.nodes {
 		if err := c.newKubeletLocked(n); err != nil {
@@ -410,10 +429,10 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	c.synced = []func() bool{
 		dc.HasSynced, rsc.HasSynced, gc.HasSynced, nsc.HasSynced, nlc.HasSynced, tec.HasSynced,
 		jc.HasSynced, epc.HasSynced, esc.HasSynced, dsc.HasSynced, pgc.HasSynced, sched.HasSynced,
+		rcp.HasSynced, sac.HasSynced,
 	}
 	for _, n := range c.nodes {
 		c.startKubeletLocked(n.Name)
-		c.synced = append(c.synced, c.kubelets[n.Name].HasSynced)
 	}
 	c.mu.Unlock()
 	go func() {
@@ -433,7 +452,7 @@ func (c *Cluster) newKubeletLocked(n nodeSpec) error {
 		klMu sync.Mutex
 		kl   *kubelet.Kubelet
 	)
-	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, OnEvent: func(ev cri.ContainerEvent) {
+	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, Network: podNetwork{c, n.Name}, OnEvent: func(ev cri.ContainerEvent) {
 		klMu.Lock()
 		k := kl
 		klMu.Unlock()
@@ -521,7 +540,6 @@ func (c *Cluster) AddNode(ctx context.Context, spec NodeSpec) error {
 	}
 	c.nodes = append(c.nodes, n)
 	c.startKubeletLocked(n.Name)
-	c.synced = append(c.synced, c.kubelets[n.Name].HasSynced)
 	return nil
 }
 

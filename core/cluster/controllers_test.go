@@ -911,3 +911,41 @@ func TestNamespaceDeletionEmptiesIt(t *testing.T) {
 		}
 	}
 }
+
+// After `kubectl delete cm --all` and `kubectl delete sa default` the
+// namespace heals: both come back within seconds and a new pod runs (it
+// used to stay ContainerCreating, or be refused).
+func TestNamespaceObjectsHeal(t *testing.T) {
+	f := startFakeCluster(t)
+	cms := client.For[*corev1.ConfigMap](f.cl, "", "configmaps")
+	sas := client.For[*corev1.ServiceAccount](f.cl, "", "serviceaccounts")
+	all, _, err := cms.List(f.ctx, "default", registry.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range all {
+		if err := cms.Delete(f.ctx, "default", cm.Name, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sas.Delete(f.ctx, "default", "default", nil); err != nil {
+		t.Fatal(err)
+	}
+	f.until("kube-root-ca.crt and the default ServiceAccount back", func() (bool, string) {
+		_, errCM := cms.Get(f.ctx, "default", registry.RootCAConfigMapName)
+		_, errSA := sas.Get(f.ctx, "default", "default")
+		return errCM == nil && errSA == nil, fmt.Sprint(errCM, errSA)
+	})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "after", Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "hello"}}}}
+	if _, err := f.cl.Pods().Create(f.ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	f.until("the new pod running", func() (bool, string) {
+		p, err := f.cl.Pods().Get(f.ctx, "default", "after")
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Status.Phase == corev1.PodRunning, string(p.Status.Phase)
+	})
+}

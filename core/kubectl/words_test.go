@@ -2,7 +2,10 @@ package kubectl
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSplitWords(t *testing.T) {
@@ -51,31 +54,55 @@ func TestSplitWords(t *testing.T) {
 	}
 }
 
+// shellQuote quotes a word for a POSIX shell: inside single quotes
+// everything is literal, and a single quote is written '\”.
+func shellQuote(w string) string {
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// FuzzSplitWords splits arbitrary console lines. It never panics; an error
+// is one of the three documented ones; and the words it returns, quoted the
+// way a shell user would quote them and joined with blanks, split back into
+// the same words (so what the console ran is what the learner typed).
 func FuzzSplitWords(f *testing.F) {
-	for _, s := range []string{`get pods -l "a=b"`, `a'b'\ c`, `"x\"y"`, "#c"} {
-		f.Add(s)
+	for _, seed := range []string{
+		`kubectl get pods -o wide`,
+		`kubectl run web --image=hello -- sh -c 'echo "hi $NAME"; sleep 1'`,
+		`kubectl annotate pod web note="a \"quoted\" value" --overwrite`,
+		`a'b'"c" '' "" \ x`,
+		"kubectl exec web -- \\\n ls # a comment",
+		`echo 'unterminated`, `echo "unterminated`, `trailing\`,
+		"tabs\tand\r\nnewlines", `# only a comment`, `"\$x \` + "`" + `y\` + "`" + ` \\ \a"`,
+		"日本語 'ポッド' \"一覧\"", "\xff\xfe invalid utf-8",
+	} {
+		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		words, err := SplitWords(line)
 		if err != nil {
+			switch err.Error() {
+			case "unexpected end of input after backslash", "unterminated single quote", "unterminated double quote":
+			default:
+				t.Fatalf("SplitWords(%q): unexpected error %v", line, err)
+			}
+			if words != nil {
+				t.Fatalf("SplitWords(%q) returned words with an error: %q", line, words)
+			}
 			return
 		}
-		// Quoting each word back in single quotes must give the words again.
-		var b []byte
-		for _, w := range words {
-			b = append(b, '\'')
-			for _, r := range w {
-				if r == '\'' {
-					b = append(b, `'\''`...)
-				} else {
-					b = append(b, string(r)...)
-				}
+		quoted := make([]string, len(words))
+		for i, w := range words {
+			if !utf8.ValidString(w) {
+				t.Fatalf("SplitWords(%q): word %q is not UTF-8", line, w)
 			}
-			b = append(b, '\'', ' ')
+			quoted[i] = shellQuote(w)
 		}
-		again, err := SplitWords(string(b))
-		if err != nil || (len(words) > 0 && !reflect.DeepEqual(again, words)) {
-			t.Fatalf("round trip of %q: %q -> %q (%v)", line, words, again, err)
+		again, err := SplitWords(strings.Join(quoted, " "))
+		if err != nil {
+			t.Fatalf("re-splitting %q: %v", quoted, err)
+		}
+		if !slices.Equal(again, words) && !(len(again) == 0 && len(words) == 0) {
+			t.Fatalf("SplitWords(%q) = %q, but quoting them splits into %q", line, words, again)
 		}
 	})
 }

@@ -52,7 +52,24 @@ const (
 // writers wait only for the copy of the key list, not for w.
 func (s *Store) Snapshot(w io.Writer) error {
 	s.mu.RLock()
-	rev := s.rev
+	rev, kvs := s.rev, s.currentKVs()
+	s.mu.RUnlock()
+	return encodeSnapshot(w, rev, kvs)
+}
+
+// Checkpoint is Snapshot for a write-ahead log (core/store/wal): cut runs
+// with writes held off, at the snapshot's revision, so the log can start a
+// new segment exactly after it; then the snapshot is written to w.
+func (s *Store) Checkpoint(w io.Writer, cut func(rev int64)) error {
+	s.mu.Lock()
+	rev, kvs := s.rev, s.currentKVs()
+	cut(rev)
+	s.mu.Unlock()
+	return encodeSnapshot(w, rev, kvs)
+}
+
+// currentKVs lists the live keys. Called with s.mu held.
+func (s *Store) currentKVs() []*KeyValue {
 	kvs := make([]*KeyValue, 0, s.sizes.keys)
 	s.index.visit("", "\x00", func(ki *keyIndex) bool {
 		if kv := ki.current(); kv != nil {
@@ -60,8 +77,10 @@ func (s *Store) Snapshot(w io.Writer) error {
 		}
 		return true
 	})
-	s.mu.RUnlock()
+	return kvs
+}
 
+func encodeSnapshot(w io.Writer, rev int64, kvs []*KeyValue) error {
 	h := sha256.New()
 	bw := bufio.NewWriter(io.MultiWriter(w, h))
 	var buf [binary.MaxVarintLen64]byte

@@ -35,8 +35,10 @@
 //	 ErrCompacted    GetAt / ListAt / Watch work         ErrFuture
 //
 // Compaction forgets the revisions older than a point so memory stays
-// bounded: the store compacts by itself to keep Config.HistoryLimit events,
-// and Compact does it on request (kube-apiserver asks etcd every 5 minutes).
+// bounded: the store compacts by itself to keep at most Config.HistoryLimit
+// events and Config.HistoryBytesLimit bytes of past values, and Compact
+// does it on request (kube-apiserver asks etcd every 5 minutes; kubetab's
+// API server too: core/apiserver/registry's Compactor).
 // A read or watch older than the compacted revision is ErrCompacted, which
 // the API server answers with 410 Gone ("too old resource version").
 //
@@ -65,6 +67,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -135,17 +138,53 @@ type Config struct {
 	// reads that start in the past. Older revisions are compacted. Zero means
 	// 100,000.
 	HistoryLimit int
+	// HistoryBytesLimit bounds the bytes of the past values the store keeps
+	// (Status.Size - Status.SizeInUse: the keys and values of revisions a
+	// later write or a delete superseded). Past it, the oldest revisions are
+	// compacted, so a few large objects updated often cannot hold the
+	// memory of every version they had. etcd has no such bound (its
+	// database grows to --quota-backend-bytes, then refuses writes);
+	// kube-apiserver's compaction every 5 minutes keeps it small there.
+	// Zero means 64 MiB; negative means no bound.
+	HistoryBytesLimit int64
 	// WatcherQueueLimit is how many undelivered events a watcher may hold before
 	// it is dropped with ErrWatcherTooSlow, so a slow reader never blocks writers.
 	// Zero means 100,000.
 	WatcherQueueLimit int
+	// WatcherQueueBytesLimit is the same bound in bytes (the keys and values
+	// of the undelivered events), so a reader that stops reading cannot hold
+	// the values of every write after it in memory. Zero means 16 MiB;
+	// negative means no bound.
+	WatcherQueueBytesLimit int64
 	// MaxRequestBytes bounds one write (a Create, an Update or a Txn): the
 	// bytes of its keys and values together. Larger is ErrRequestTooLarge
 	// and writes nothing. Zero means 1.5 MiB, etcd's default
 	// --max-request-bytes, which is why Kubernetes objects stay under about
 	// 1.5 MB; negative means no limit.
 	MaxRequestBytes int
+	// Log, when set, receives every write before the store applies it, and
+	// a write it fails is refused (nothing changes): a write-ahead log
+	// (core/store/wal) that syncs to disk before it returns makes every
+	// acknowledged write durable, as etcd's WAL does. nil keeps the store in
+	// memory only.
+	Log Log
 }
+
+// Log is a write-ahead log: Append must make e durable before it returns.
+// It is called with the store locked, in revision order.
+type Log interface {
+	Append(e Entry) error
+}
+
+// Entry is one logged write: the puts and deletes of one revision, as
+// Replay applies them again.
+type Entry struct {
+	Revision int64
+	Ops      []Op // PutOp and DeleteOp only
+}
+
+// DefaultHistoryBytesLimit is Config.HistoryBytesLimit's default.
+const DefaultHistoryBytesLimit = 64 << 20
 
 // DefaultMaxRequestBytes is etcd's default --max-request-bytes.
 const DefaultMaxRequestBytes = 1536 * 1024
@@ -165,6 +204,8 @@ type Store struct {
 	sizes     sizes
 	// observe sees each event as it is published (SetObserver).
 	observe func(Event)
+	// replaying is set while Replay applies a logged write (not logged again).
+	replaying bool
 }
 
 // sizes are the running totals behind Status.
@@ -182,6 +223,12 @@ func New(cfg Config) *Store {
 	}
 	if cfg.WatcherQueueLimit <= 0 {
 		cfg.WatcherQueueLimit = 100_000
+	}
+	if cfg.WatcherQueueBytesLimit == 0 {
+		cfg.WatcherQueueBytesLimit = 16 << 20
+	}
+	if cfg.HistoryBytesLimit == 0 {
+		cfg.HistoryBytesLimit = DefaultHistoryBytesLimit
 	}
 	if cfg.MaxRequestBytes == 0 {
 		cfg.MaxRequestBytes = DefaultMaxRequestBytes
@@ -339,6 +386,9 @@ func (s *Store) Create(key string, value []byte) (KeyValue, error) {
 	if ki != nil && ki.current() != nil {
 		return KeyValue{}, ErrExists
 	}
+	if err := s.log(OpPut(key, value)); err != nil {
+		return KeyValue{}, err
+	}
 	kv := s.put(ki, key, value, s.rev+1)
 	s.commit(s.rev + 1)
 	return *kv, nil
@@ -368,9 +418,56 @@ func (s *Store) Update(key string, value []byte, expectModRevision int64) (KeyVa
 	if expectModRevision != 0 && old.ModRevision != expectModRevision {
 		return *old, ErrConflict
 	}
+	if err := s.log(OpPut(key, value)); err != nil {
+		return KeyValue{}, err
+	}
 	kv := s.put(ki, key, value, s.rev+1)
 	s.commit(s.rev + 1)
 	return *kv, nil
+}
+
+// log hands the writes of the next revision to Config.Log, if any, before
+// they are applied. Called with s.mu held for writing.
+func (s *Store) log(ops ...Op) error {
+	if s.cfg.Log == nil || s.replaying {
+		return nil
+	}
+	if err := s.cfg.Log.Append(Entry{Revision: s.rev + 1, Ops: ops}); err != nil {
+		return fmt.Errorf("store: write-ahead log: %w", err)
+	}
+	return nil
+}
+
+// SetLog makes l the store's write-ahead log from now on (after a replay).
+func (s *Store) SetLog(l Log) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Log = l
+}
+
+// Replay applies a logged write again, without logging it: the puts and
+// deletes of e at the next revision, as when they were first written.
+// Entries must be replayed in order onto the state they were written on
+// (a snapshot at or before the first, then every later entry).
+func (s *Store) Replay(e Entry) error {
+	if e.Revision <= s.Revision() {
+		return nil // already in the snapshot
+	}
+	s.mu.Lock()
+	s.replaying = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.replaying = false
+		s.mu.Unlock()
+	}()
+	if _, err := s.Txn(TxnRequest{Then: e.Ops}); err != nil {
+		return err
+	}
+	if got := s.Revision(); got != e.Revision {
+		return fmt.Errorf("store: replay of revision %d left the store at %d", e.Revision, got)
+	}
+	return nil
 }
 
 // tooLarge says whether a write of n bytes of keys and values is over
@@ -399,6 +496,9 @@ func (s *Store) Delete(key string, expectModRevision int64) (KeyValue, error) {
 	}
 	if expectModRevision != 0 && old.ModRevision != expectModRevision {
 		return *old, ErrConflict
+	}
+	if err := s.log(OpDelete(key)); err != nil {
+		return KeyValue{}, err
 	}
 	gone := s.delete(ki, s.rev+1)
 	s.commit(s.rev + 1)
@@ -461,7 +561,7 @@ func (s *Store) publish(ev Event) {
 	}
 	for w := range s.watchers {
 		if inRange(ev.KV.Key, w.key, w.end) {
-			if !w.enqueue(ev, s.cfg.WatcherQueueLimit) {
+			if !w.enqueue(ev, s.cfg) {
 				delete(s.watchers, w)
 			}
 		}
@@ -469,12 +569,20 @@ func (s *Store) publish(ev Event) {
 }
 
 // commit makes rev the current revision once its writes are in, then
-// compacts if the history has grown past its limit. Called with s.mu held
-// for writing.
+// compacts if the history has grown past its limits: HistoryLimit events
+// (cut in one step) and HistoryBytesLimit bytes of superseded values (cut
+// one oldest revision at a time, each freeing the value its write
+// superseded). Called with s.mu held for writing.
 func (s *Store) commit(rev int64) {
 	s.rev = rev
 	if over := s.history.len() - s.cfg.HistoryLimit; over > 0 {
 		s.compact(s.history.at(over - 1).Revision())
+	}
+	if s.cfg.HistoryBytesLimit < 0 {
+		return
+	}
+	for s.history.len() > 0 && s.sizes.revBytes-s.sizes.liveBytes > s.cfg.HistoryBytesLimit {
+		s.compact(s.history.at(0).Revision())
 	}
 }
 

@@ -271,6 +271,9 @@ func (s *Store) Txn(req TxnRequest) (TxnResponse, error) {
 		ops = req.Else
 	}
 
+	if err := s.logTxn(ops); err != nil {
+		return TxnResponse{}, err
+	}
 	rev := s.rev + 1 // the revision of this transaction's writes, if any
 	wrote := false
 	for _, op := range ops {
@@ -320,6 +323,34 @@ func (s *Store) Txn(req TxnRequest) (TxnResponse, error) {
 	}
 	resp.Revision = s.rev
 	return resp, nil
+}
+
+// logTxn logs the writes of a branch about to run, if it writes at all: a
+// put, or a delete of a range that holds a live key. Called with s.mu held.
+func (s *Store) logTxn(ops []Op) error {
+	if s.cfg.Log == nil || s.replaying {
+		return nil
+	}
+	var writes []Op
+	writesSomething := false
+	for _, op := range ops {
+		switch op.Type {
+		case PutOp:
+			writes, writesSomething = append(writes, op), true
+		case DeleteOp:
+			writes = append(writes, op)
+			if !writesSomething {
+				s.index.visit(op.Key, op.End, func(ki *keyIndex) bool {
+					writesSomething = ki.current() != nil
+					return !writesSomething
+				})
+			}
+		}
+	}
+	if !writesSomething {
+		return nil
+	}
+	return s.log(writes...)
 }
 
 // checkOps refuses a branch that etcd would refuse (v3rpc checkTxnRequest

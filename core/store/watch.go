@@ -11,7 +11,8 @@ import (
 // Events are queued for the watcher inside the writer's critical section, so
 // the order is the store's order; a goroutine hands them to ResultChan. A
 // watcher whose queue grows past Config.WatcherQueueLimit is dropped: its
-// channel closes and Err returns ErrWatcherTooSlow. Its reader must list again
+// channel closes and Err returns ErrWatcherTooSlow; so is one whose queue
+// holds more than Config.WatcherQueueBytesLimit bytes of keys and values. Its reader must list again
 // (that is what a Kubernetes reflector does on a watch error). A slow reader
 // therefore never blocks a writer.
 type Watcher struct {
@@ -21,12 +22,13 @@ type Watcher struct {
 	stop     sync.Once
 	store    *Store
 
-	// mu guards queue, err and closed.
-	mu     sync.Mutex
-	queue  []Event
-	wake   chan struct{} // capacity 1: "the queue has something"
-	err    error
-	closed bool
+	// mu guards queue, queueBytes, err and closed.
+	mu         sync.Mutex
+	queue      []Event
+	queueBytes int64         // eventSize of the queue's events
+	wake       chan struct{} // capacity 1: "the queue has something"
+	err        error
+	closed     bool
 }
 
 // Watch streams every event for the keys starting with prefix with a revision
@@ -66,6 +68,7 @@ func (s *Store) WatchRange(ctx context.Context, key, end string, afterRevision i
 		for _, ev := range s.history.after(afterRevision) {
 			if inRange(ev.KV.Key, key, end) {
 				w.queue = append(w.queue, ev)
+				w.queueBytes += eventSize(ev)
 			}
 		}
 		if len(w.queue) > 0 {
@@ -120,24 +123,26 @@ func (w *Watcher) RequestProgress() {
 	if _, ok := s.watchers[w]; !ok {
 		return
 	}
-	if !w.enqueue(Event{Type: Progress, KV: KeyValue{ModRevision: s.rev}}, s.cfg.WatcherQueueLimit) {
+	if !w.enqueue(Event{Type: Progress, KV: KeyValue{ModRevision: s.rev}}, s.cfg) {
 		delete(s.watchers, w)
 	}
 }
 
 // enqueue adds ev; it reports false (and marks the watcher dropped) when the
 // queue is over limit. Called with the store's lock held.
-func (w *Watcher) enqueue(ev Event, limit int) bool {
+func (w *Watcher) enqueue(ev Event, cfg Config) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return false
 	}
-	if len(w.queue) >= limit {
+	n := eventSize(ev)
+	if len(w.queue) >= cfg.WatcherQueueLimit || (cfg.WatcherQueueBytesLimit >= 0 && w.queueBytes+n > cfg.WatcherQueueBytesLimit && len(w.queue) > 0) {
 		w.closeLocked(ErrWatcherTooSlow)
 		return false
 	}
 	w.queue = append(w.queue, ev)
+	w.queueBytes += n
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -156,10 +161,19 @@ func (w *Watcher) cancel(err error) {
 	}
 }
 
+// eventSize is what an event holds in memory: its keys and values.
+func eventSize(ev Event) int64 {
+	n := kvSize(&ev.KV)
+	if ev.PrevKV != nil {
+		n += kvSize(ev.PrevKV)
+	}
+	return n
+}
+
 func (w *Watcher) closeLocked(err error) {
 	w.closed = true
 	w.err = err
-	w.queue = nil
+	w.queue, w.queueBytes = nil, 0
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -179,7 +193,7 @@ func (w *Watcher) pump(ctx context.Context) {
 		}
 		w.mu.Lock()
 		batch := w.queue
-		w.queue = nil
+		w.queue, w.queueBytes = nil, 0
 		closed := w.closed
 		w.mu.Unlock()
 		for _, ev := range batch {

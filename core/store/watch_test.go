@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // A Progress event comes after every matching event up to its revision and
@@ -139,5 +141,61 @@ func TestObserverSeesWritesBeforeWatchers(t *testing.T) {
 	s.Create("/pods/c", nil)
 	if len(seen) != len(want) {
 		t.Errorf("observed after SetObserver(nil): %q", seen[len(want):])
+	}
+}
+
+// 300 updates of a 900 KB value keep memory bounded: the history is cut
+// to HistoryBytesLimit of past values, and a watcher that stops reading is
+// dropped (ErrWatcherTooSlow: the API server's 410, the client relists)
+// once its queue holds WatcherQueueBytesLimit. Before the byte bounds the
+// store held every version: 270 MB here.
+func TestLargeUpdatesKeepMemoryBounded(t *testing.T) {
+	s := New(Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stuck, err := s.Watch(ctx, "/registry/configmaps/", 0) // never read
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&base)
+	key := "/registry/configmaps/default/big"
+	if _, err := s.Create(key, make([]byte, 900<<10)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; i++ {
+		v := make([]byte, 900<<10)
+		v[0] = byte(i)
+		if _, err := s.Update(key, v, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := s.Status()
+	if past := st.Size - st.SizeInUse; past > DefaultHistoryBytesLimit {
+		t.Errorf("the store keeps %d MB of past values; want at most %d MB", past>>20, DefaultHistoryBytesLimit>>20)
+	}
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	const bound = 160 << 20
+	if grown := int64(after.HeapAlloc) - int64(base.HeapAlloc); grown > bound {
+		t.Errorf("the heap grew by %d MB after 300 updates of 900 KB; want under %d MB", grown>>20, bound>>20)
+	} else {
+		t.Logf("heap grew by %.0f MB; the store keeps %.0f MB of past values, %d events", float64(grown)/(1<<20), float64(st.Size-st.SizeInUse)/(1<<20), st.Events)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-stuck.ResultChan():
+			if !ok {
+				if !errors.Is(stuck.Err(), ErrWatcherTooSlow) {
+					t.Fatalf("the stuck watcher ended with %v", stuck.Err())
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("the stuck watcher was never dropped")
+		}
 	}
 }

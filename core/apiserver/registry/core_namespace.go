@@ -115,12 +115,15 @@ func (namespaceStrategy) Finalized(obj runtime.Object) bool {
 // before any pod can be created there, and the kube-root-ca.crt ConfigMap
 // that every pod's kube-api-access volume projects.
 //
-// Upstream these are two controllers of kube-controller-manager, the
-// serviceaccounts-controller (pkg/controller/serviceaccount) and the
+// Upstream these come only from two controllers of kube-controller-manager,
+// the serviceaccounts-controller (pkg/controller/serviceaccount) and the
 // root-ca-cert-publisher (pkg/controller/certificates/rootcacertpublisher),
-// which also recreate the objects if they are deleted. kubetab takes the
-// shortcut of creating them here, in the same request, until those
-// controllers exist.
+// a few milliseconds after the namespace. kubetab runs both controllers too
+// (core/controller/serviceaccount and rootcacertpublisher: they recreate
+// the objects when they are deleted) and also creates the objects here, in
+// the same request, so that a pod created right after its namespace (a
+// lesson's next line) is not refused for a ServiceAccount that is a moment
+// away.
 func (namespaceStrategy) BeginCreate(ctx context.Context, reg *Registry, obj runtime.Object, dryRun bool) (FinishFunc, error) {
 	name := obj.(*corev1.Namespace).Name
 	return func(ctx context.Context, ok bool) {
@@ -136,6 +139,18 @@ func (namespaceStrategy) BeginCreate(ctx context.Context, reg *Registry, obj run
 // CA bundle of the API server.
 const RootCAConfigMapName = "kube-root-ca.crt"
 
+// The kube-root-ca.crt ConfigMap's key and its one annotation, as
+// upstream's root-ca-cert-publisher writes them.
+const (
+	RootCAKey                   = "ca.crt"
+	RootCADescriptionAnnotation = "kubernetes.io/description"
+	RootCADescription           = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. " +
+		"No other usage is guaranteed across distributions of Kubernetes clusters."
+)
+
+// RootCA is the PEM bundle published in every namespace's kube-root-ca.crt.
+func (r *Registry) RootCA() string { return r.rootCA }
+
 // ensureRootCAConfigMap creates a namespace's kube-root-ca.crt unless it
 // exists.
 func (r *Registry) ensureRootCAConfigMap(ctx context.Context, namespace string) error {
@@ -145,9 +160,9 @@ func (r *Registry) ensureRootCAConfigMap(ctx context.Context, namespace string) 
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: RootCAConfigMapName, Namespace: namespace, Annotations: map[string]string{
-			"kubernetes.io/description": "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.",
+			RootCADescriptionAnnotation: RootCADescription,
 		}},
-		Data: map[string]string{"ca.crt": r.rootCA},
+		Data: map[string]string{RootCAKey: r.rootCA},
 	}
 	_, err := cms.Create(ctx, namespace, cm, CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
