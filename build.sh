@@ -74,7 +74,7 @@ cmd_build() {
   log "npm ci (site)"
   (cd site && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
   log "bundle the site (esbuild) into $DIST"
-  go run ./site/build -src site/src -out "$DIST"
+  go run ./site/build -src site/src -out "$DIST" -lessons lessons
   log "kubetab.wasm (GOOS=js GOARCH=wasm)"
   GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o "$DIST/kubetab.wasm" ./wasm
   cp "$(wasm_exec_dir)/wasm_exec.js" "$DIST/wasm_exec.js"
@@ -134,7 +134,7 @@ fuzz_briefly() {
   local t
   for t in "FuzzDecodeAndValidate ./core/apiserver" "FuzzApplyPatch ./core/apiserver" \
            "FuzzRestore ./core/store" "FuzzModule ./core/kubelet/cri/instrument" \
-           "FuzzSplitWords ./core/kubectl"; do
+           "FuzzParse ./core/lesson" "FuzzSplitWords ./core/kubectl"; do
     set -- $t
     go test -run '^$' -fuzz "^$1\$" -fuzztime "${KUBETAB_FUZZTIME:-20000x}" -timeout 5m "$2" || return 1
   done
@@ -146,13 +146,16 @@ cmd_test() {
   step "go vet (GOOS=js)" env GOOS=js GOARCH=wasm go vet ./core/... ./wasm/...
   step "go test (native)" go test -count=1 -timeout 5m ./...
   step "go test -race (small packages)" go test -race -count=1 -timeout 10m "${RACE_PACKAGES[@]}"
-  step "site JavaScript tests (node --test)" bash -c 'cd site && node --test src/*.test.js'
-  step "fuzz, briefly (decode+validate, patches, snapshots, module rewriting, console word splitting)" fuzz_briefly
+  step "site JavaScript tests (node --test)" bash -c 'cd site && node --test src/*.test.js src/lessons/*.test.js'
+  step "fuzz, briefly (decode+validate, patches, snapshots, module rewriting, lesson files, console word splitting)" fuzz_briefly
   step "go test (GOOS=js under Node)" go_test_js
   step "browser tests (headless Chromium)" browser_tests
   if [ -f test/conformance/kubectl.sh ]; then
     step "real kubectl conformance" bash test/conformance/kubectl.sh
   fi
+  # Every lesson in both languages on fresh clusters (core/lesson); with no
+  # lesson it fails ("no lessons found in lessons").
+  step "lesson verifier" bin/kubetab lessons verify lessons
   echo
   if [ ${#FAILED[@]} -gt 0 ]; then
     echo "build.sh test: FAILED: ${FAILED[*]}"

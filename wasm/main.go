@@ -9,9 +9,10 @@
 // console of core/session (the same commands the lesson verifier runs), and opens
 // three doors to the page through package worker: the page's API requests
 // reach the kube-apiserver handler (list + watch for the live panels),
-// console lines run kubectl against the same handler in-process, and the
-// page lists the image registry and adds a learner's own .wasm to it. Glue
-// only.
+// console lines run kubectl against the same handler in-process, the
+// page lists the image registry and adds a learner's own .wasm to it, and
+// the lesson player prepares the cluster for a lesson, places its files and
+// has its checks evaluated here. Glue only.
 package main
 
 import (
@@ -50,5 +51,5 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	return worker.Serve(sess.Handler(), sess.Shell(), catalog)
+	return worker.Serve(sess, catalog)
 }

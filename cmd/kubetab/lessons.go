@@ -78,7 +78,7 @@ is one en.md or ja.md, verified alone.
 	}
 	cmd.Flags().DurationVar(&cfg.Timeout, "timeout", 60*time.Second, "how long a step's checks may take to hold")
 	cmd.Flags().DurationVar(&cfg.Poll, "poll", 200*time.Millisecond, "pause between evaluations of a step's checks")
-	cmd.Flags().DurationVar(&cfg.LineTimeout, "line-timeout", 30*time.Second, "how long one console line may run")
+	cmd.Flags().DurationVar(&cfg.LineTimeout, "line-timeout", 3*time.Minute, "how long one console line may run (a -w or -f that never ends)")
 	cmd.Flags().IntVarP(&cfg.Workers, "jobs", "j", 2, "lessons verified at once, each on its own cluster")
 	return cmd
 }
@@ -109,7 +109,7 @@ func newLessonsListCommand() *cobra.Command {
 }
 
 // errMalformed ends a command whose files had problems (printed above it).
-var errMalformed = errors.New("some lesson files are malformed (see above)")
+var errMalformed = errors.New("some lesson files are malformed or missing (see above)")
 
 // loadLessons reads each argument: a folder of lessons, one lesson's
 // folder, or one file. Problems are printed as file:line: message; ok is

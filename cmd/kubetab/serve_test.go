@@ -37,7 +37,7 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, "127.0.0.1:0", out) }()
+	go func() { done <- serve(ctx, "127.0.0.1:0", "", out) }()
 
 	var url string
 	deadline := time.Now().Add(10 * time.Second)

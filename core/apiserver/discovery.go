@@ -98,6 +98,10 @@ func (s *Server) groupVersions() (order []string, versions map[string][]string) 
 		order = append(order, g.Group)
 		versions[g.Group] = []string{g.Version}
 	}
+	if s.flowServed() {
+		order = append(order, flowGV.Group)
+		versions[flowGV.Group] = []string{flowGV.Version}
+	}
 	return order, versions
 }
 
@@ -161,6 +165,9 @@ func (s *Server) resourceList(w http.ResponseWriter, r *http.Request, gv schema.
 	}
 	if isMetricsGV(gv) && s.metricsServed() {
 		list.APIResources = metricsResources()
+	}
+	if gv == flowGV {
+		list.APIResources = s.flowAPIResources()
 	}
 	for _, st := range s.reg.Resources() {
 		res := st.Resource
@@ -238,6 +245,9 @@ func (s *Server) aggregated(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
 	}
 	if !core && s.metricsServed() {
 		list.Items = append(list.Items, metricsDiscovery())
+	}
+	if !core && s.flowServed() {
+		list.Items = append(list.Items, s.flowDiscovery())
 	}
 	for gi := range list.Items {
 		for vi := range list.Items[gi].Versions {

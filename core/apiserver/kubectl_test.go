@@ -36,6 +36,18 @@ func newKubectlEnv(t *testing.T) *kubectlEnv {
 		t.Skipf("the real kubectl is not installed at %s (install kubectl v1.32 to run this test)", kubectlPath)
 	}
 	srv, _ := newTestServer(t)
+	return newKubectlEnvFor(t, srv.URL)
+}
+
+// newKubectlEnvFor is a kubectl environment against the server at serverURL.
+func newKubectlEnvFor(t *testing.T, serverURL string) *kubectlEnv {
+	t.Helper()
+	if runtime.GOOS == "js" {
+		t.Skip("no processes under js/wasm")
+	}
+	if _, err := os.Stat(kubectlPath); err != nil {
+		t.Skipf("the real kubectl is not installed at %s (install kubectl v1.32 to run this test)", kubectlPath)
+	}
 	dir := t.TempDir()
 	kc := filepath.Join(dir, "kubeconfig")
 	cfg := fmt.Sprintf(`apiVersion: v1
@@ -50,7 +62,7 @@ contexts:
 - name: t
   context: {cluster: t, user: t, namespace: default}
 current-context: t
-`, srv.URL)
+`, serverURL)
 	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

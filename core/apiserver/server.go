@@ -160,6 +160,8 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/apis", s.groups)
 	s.mux.HandleFunc("/apis/", s.resources)
 	s.mux.HandleFunc("/apis/"+schedv1alpha1.GroupName+"/", s.schedulingDecisions)
+	s.mux.HandleFunc("/apis/"+flowGV.Group+"/", s.flowAPI) // flow.go
+	s.mux.HandleFunc("/apis/"+flowGV.Group, s.flowAPI)
 	s.mux.HandleFunc(execPattern, s.podExec)
 	s.mux.HandleFunc(portForwardPattern, s.podPortForward)
 	s.mux.HandleFunc(attachPattern, s.podAttach)

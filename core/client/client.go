@@ -203,6 +203,9 @@ func (c *Client) GetScale(ctx context.Context, group, resource, namespace, name 
 // on success, the error's status otherwise. A created object (the optional
 // argument) names the response when the request had only generateName.
 func (r Resource[T]) call(ctx context.Context, verb, subresource, namespace, name string) (context.Context, func(code int, err error, created ...runtime.Object)) {
+	// The mark of a component's call: step mode holds these writes
+	// (registry/step.go); the learner's HTTP requests carry none.
+	ctx = registry.AsComponent(ctx, r.component)
 	rec := r.store.Registry().Trace()
 	if rec == nil {
 		return ctx, func(int, error, ...runtime.Object) {}

@@ -56,6 +56,7 @@ import (
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/core/scheduler"
 	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
+	"github.com/kubetab/kubetab/core/step"
 	"github.com/kubetab/kubetab/core/store"
 	"github.com/kubetab/kubetab/core/store/wal"
 	"github.com/kubetab/kubetab/core/trace"
@@ -161,6 +162,9 @@ type Cluster struct {
 	// Trace holds the latest hops of requests through the cluster
 	// (core/trace): the console's trace command shows them.
 	Trace *trace.Recorder
+	// Step is step mode (core/step): it holds the components' writes at the
+	// API server and stops the cluster's clock.
+	Step *step.Gate
 
 	// mu guards kubelets, runtimes, running, ctx, sched, nodes, nextIndex
 	// and synced. Lock order: mu, then net.mu.
@@ -172,7 +176,7 @@ type Cluster struct {
 	ctx       context.Context        // Start's context; StartNode runs under it
 	nodes     []nodeSpec
 	nextIndex int           // the next node's number: its podCIDR and IP
-	synced    []func() bool // the HasSynced of the components Launch started
+	synced    []func() bool // the HasSynced of the control plane's components
 
 	net networkState // kube-proxies and cluster DNS (network.go)
 
@@ -253,6 +257,9 @@ func New(cfg Config) (*Cluster, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	// Every component runs on one pausable clock, which step mode stops.
+	stepClock := step.NewClock(cfg.Clock)
+	cfg.Clock = stepClock
 	c := &Cluster{cfg: cfg, kubelets: map[string]*kubelet.Kubelet{}, runtimes: map[string]*cri.Runtime{},
 		running: map[string]*kubeletRun{}, nextIndex: 1}
 	specs := cfg.NodeSpecs
@@ -285,6 +292,8 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c.Registry = reg
+	c.Step = step.NewGate(stepClock)
+	reg.SetStepGate(c.Step)
 	c.API, err = apiserver.New(apiserver.Config{
 		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec),
 		PortForward:     apiserver.PortForwardProviderFunc(c.podPortForward),
@@ -327,7 +336,12 @@ func (c *Cluster) Start(ctx context.Context) error {
 // (kubectl, etcd, the controller's watch) in the trace.
 func (c *Cluster) WaitForCacheSync(ctx context.Context) error {
 	c.mu.RLock()
-	synced := c.synced
+	synced := append([]func() bool(nil), c.synced...)
+	for _, n := range c.nodes { // the nodes there are now: some may have joined or left
+		if kl, ok := c.kubelets[n.Name]; ok {
+			synced = append(synced, kl.HasSynced)
+		}
+	}
 	c.mu.RUnlock()
 	if !client.WaitForCacheSync(ctx, synced...) {
 		return ctx.Err()
@@ -438,7 +452,6 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	}
 	for _, n := range c.nodes {
 		c.startKubeletLocked(n.Name)
-		c.synced = append(c.synced, c.kubelets[n.Name].HasSynced)
 	}
 	c.mu.Unlock()
 	go func() {
@@ -458,7 +471,7 @@ func (c *Cluster) newKubeletLocked(n nodeSpec) error {
 		klMu sync.Mutex
 		kl   *kubelet.Kubelet
 	)
-	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, OnEvent: func(ev cri.ContainerEvent) {
+	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, Network: podNetwork{c, n.Name}, OnEvent: func(ev cri.ContainerEvent) {
 		klMu.Lock()
 		k := kl
 		klMu.Unlock()
@@ -546,7 +559,6 @@ func (c *Cluster) AddNode(ctx context.Context, spec NodeSpec) error {
 	}
 	c.nodes = append(c.nodes, n)
 	c.startKubeletLocked(n.Name)
-	c.synced = append(c.synced, c.kubelets[n.Name].HasSynced)
 	return nil
 }
 

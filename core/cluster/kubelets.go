@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +14,8 @@ import (
 	"github.com/kubetab/kubetab/core/apiserver"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/kubelet"
+	"github.com/kubetab/kubetab/core/kubelet/cri"
+	"github.com/kubetab/kubetab/core/proxy"
 )
 
 // What the API server asks of the kubelets, routed to the right one. In a
@@ -58,6 +62,39 @@ func (c *Cluster) podPortForward(ctx context.Context, pod *corev1.Pod, port int3
 		return fmt.Errorf("error dialing backend: the kubelet of node %q is not running", pod.Spec.NodeName)
 	}
 	return k.PortForward(ctx, pod, port, stream)
+}
+
+// podNetwork is the cluster network as the processes of a node's
+// containers reach it (wget, nslookup): the node's kube-proxy rules and the
+// cluster DNS, with the pod's namespace for the search path.
+type podNetwork struct {
+	c    *Cluster
+	node string
+}
+
+var _ cri.PodNetwork = podNetwork{}
+
+func (p podNetwork) RoundTrip(req *http.Request, namespace string) (*http.Response, string, error) {
+	t, err := p.c.Transport(p.node, namespace)
+	if err != nil {
+		return nil, "", err
+	}
+	addr := ""
+	ctx := proxy.WithHops(req.Context(), func(h proxy.Hop) {
+		if addr == "" && h.From.IsValid() {
+			addr = h.From.String()
+		}
+	})
+	resp, err := t.RoundTrip(req.WithContext(ctx))
+	return resp, addr, err
+}
+
+func (p podNetwork) LookupNetIP(ctx context.Context, namespace, host string) ([]netip.Addr, error) {
+	d, err := p.c.DNS()
+	if err != nil {
+		return nil, err
+	}
+	return d.ResolverFor(namespace).LookupNetIP(ctx, host)
 }
 
 // kubeletMetrics is metrics-server: it serves metrics.k8s.io from the latest

@@ -225,3 +225,24 @@ func TestRemoveNode(t *testing.T) {
 		t.Errorf("%d Node objects, %d nodes; want 2", len(nodes), len(f.Nodes()))
 	}
 }
+
+// WaitForCacheSync waits for the nodes there are: one that joined, and not
+// one that left.
+func TestWaitForCacheSyncAfterNodesChange(t *testing.T) {
+	c, ctx := startClusterWith(t, cluster.Config{Images: images.New(), Nodes: 2})
+	if err := c.AddNode(ctx, cluster.NodeSpec{Name: "node-3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoveNode(ctx, "node-1"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := c.WaitForCacheSync(wctx); err != nil {
+		t.Fatalf("WaitForCacheSync after a node left: %v", err)
+	}
+	kl, ok := c.Kubelet("node-3")
+	if !ok || !kl.HasSynced() {
+		t.Error("node-3's kubelet is not synced after WaitForCacheSync")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,11 +25,14 @@ import (
 //	                                              ──CRI──▶ an instance of its image (CGI)
 //
 // WASI preview1 has no sockets, so no guest listens: a container "listens"
-// on the ports it declares (spec.containers[].ports[].containerPort, TCP),
-// and the runtime serves each request with a new instance of the container's
-// image (cri.Runtime.HTTPHandler). Upstream, containerPort is informational
-// and an undeclared port still works if the process listens on it; here the
-// declaration is the only way to say which container serves a port.
+// on the ports its image says its program listens on (the image config's
+// ExposedPorts: web's 8080/tcp) and on the ports the pod spec declares
+// (spec.containers[].ports[].containerPort, TCP), and the runtime serves
+// each request with a new instance of the container's image
+// (cri.Runtime.HTTPHandler). Upstream, containerPort is informational: an
+// undeclared port works because the process listens on it, which is what
+// ExposedPorts stands for here, so `kubectl expose --target-port=8080` of a
+// deployment made without --port reaches its pods.
 
 // Errors of PodHTTPHandler, as a connection to a pod's address fails.
 var (
@@ -81,7 +85,10 @@ func (kl *Kubelet) PodHTTPHandler(addr netip.AddrPort) (http.Handler, error) {
 func (kl *Kubelet) portHandler(pod *corev1.Pod, port int32) (http.Handler, error) {
 	name, ok := listeningContainer(pod, port)
 	if !ok {
-		return nil, fmt.Errorf("pod %s/%s declares no containerPort %d", pod.Namespace, pod.Name, port)
+		name, ok = kl.exposingContainer(pod, port)
+	}
+	if !ok {
+		return nil, fmt.Errorf("no container of pod %s/%s listens on port %d (none declares it as a containerPort, no image exposes it)", pod.Namespace, pod.Name, port)
 	}
 	running := cri.ContainerRunning
 	cs := kl.runtime.ListContainers(cri.ContainerFilter{
@@ -103,6 +110,28 @@ func (kl *Kubelet) networkPod(uid types.UID) *corev1.Pod {
 		return rec.pod
 	}
 	return kl.podByUID(uid)
+}
+
+// exposingContainer names the running container of pod whose image exposes
+// TCP port (ExposedPorts "8080/tcp", or "8080": TCP by default).
+func (kl *Kubelet) exposingContainer(pod *corev1.Pod, port int32) (string, bool) {
+	running := cri.ContainerRunning
+	want := strconv.Itoa(int(port))
+	for _, cs := range kl.runtime.ListContainers(cri.ContainerFilter{PodUID: string(pod.UID), State: &running}) {
+		img, ok := kl.runtime.ImageStatus(cs.ImageRef)
+		if !ok {
+			img, ok = kl.runtime.ImageStatus(cs.Image)
+		}
+		if !ok {
+			continue
+		}
+		for _, p := range img.Config.ExposedPorts {
+			if p == want || p == want+"/tcp" {
+				return cs.Name, true
+			}
+		}
+	}
+	return "", false
 }
 
 // listeningContainer names the container of pod that declares TCP port.

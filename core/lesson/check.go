@@ -36,13 +36,15 @@ const maxCompared = 1 << 20
 
 // Eval runs the check's command once and says whether it holds:
 //
-//	COMMAND == TEXT   it exits 0 and its trimmed output is TEXT
-//	COMMAND =~ REGEX  it exits 0 and its trimmed output matches REGEX
+//	COMMAND == TEXT   its trimmed output is TEXT, whatever its exit code
+//	COMMAND =~ REGEX  its trimmed output matches REGEX, whatever its exit code
 //	COMMAND != TEXT   it exits 0 and its trimmed output is not TEXT
 //	COMMAND           it exits 0
 //
-// Every form asks for exit 0, so a command that fails (a NotFound, a typo)
-// never makes a check hold by printing nothing.
+// == and =~ look only at the output, so a check can read a command that
+// answers with its exit code too (systemctl is-active exits 3 when it
+// prints inactive); != asks for exit 0, so that a failing command, which
+// prints nothing, does not pass for "different".
 func (c Check) Eval(ctx context.Context, run Runner) Result {
 	out := &capped{max: maxCompared}
 	errOut := &capped{max: 64 << 10, keepTail: true}
@@ -52,16 +54,16 @@ func (c Check) Eval(ctx context.Context, run Runner) Result {
 	if got == "" {
 		r.Output = tail(strings.TrimSpace(errOut.String()), MaxOutput)
 	}
-	if code != 0 || out.over {
+	if out.over {
 		return r
 	}
 	switch c.Op {
 	case OpSucceeds:
-		r.OK = true
+		r.OK = code == 0
 	case OpEqual:
 		r.OK = got == c.Want
 	case OpNotEqual:
-		r.OK = got != c.Want
+		r.OK = code == 0 && got != c.Want
 	case OpMatch:
 		re := c.re
 		if re == nil { // a Check that came from JSON

@@ -41,7 +41,9 @@ type VerifyConfig struct {
 	// Default 200 ms.
 	Poll time.Duration
 	// LineTimeout bounds one console line: a setup, run or solution line,
-	// or one evaluation of a check. Default 30 s.
+	// or one evaluation of a check. Default 3 min, above the longest
+	// `kubectl wait --timeout` a lesson uses: it is there to end a line that
+	// never ends by itself (a -w, a -f), not to time the cluster.
 	LineTimeout time.Duration
 	// Workers is how many lessons run at once, each on its own cluster.
 	// Default 2.
@@ -102,9 +104,18 @@ func (f Failure) String() string {
 	}
 	s := Problem{Path: f.Path, Line: f.Line, Msg: where + ": " + f.Msg}.String()
 	if f.Output != "" {
-		s += "\n" + indent(f.Output, "        ")
+		s += "\n" + indent(lastLines(f.Output, 10), "        ")
 	}
 	return s
+}
+
+// lastLines keeps the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return "…\n" + strings.Join(lines[len(lines)-n:], "\n")
 }
 
 func indent(s, prefix string) string {
@@ -129,7 +140,7 @@ func Verify(ctx context.Context, cfg VerifyConfig, lessons []*Lesson) Report {
 		cfg.Poll = 200 * time.Millisecond
 	}
 	if cfg.LineTimeout <= 0 {
-		cfg.LineTimeout = 30 * time.Second
+		cfg.LineTimeout = 3 * time.Minute
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2

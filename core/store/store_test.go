@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -176,6 +177,40 @@ func TestConcurrentCASAndOrderedWatch(t *testing.T) {
 			t.Fatalf("revision %d after %d: gap or reorder", ev.Revision(), prev)
 		}
 		prev = ev.Revision()
+	}
+}
+
+func TestHistory(t *testing.T) {
+	s := New(Config{})
+	a1, _ := s.Create("a", []byte("1"))
+	a2, _ := s.Update("a", []byte("2"), a1.ModRevision)
+	if _, err := s.Delete("a", a2.ModRevision); err != nil {
+		t.Fatal(err)
+	}
+	s.Create("b", []byte("x"))
+	a3, _ := s.Create("a", []byte("3"))
+	got, rev := s.History("a")
+	want := []string{"put 2 v1 1", "put 3 v2 2", "delete 4", "put 6 v1 3"}
+	var lines []string
+	for _, r := range got {
+		if r.Deleted {
+			lines = append(lines, fmt.Sprintf("delete %d", r.KV.ModRevision))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("put %d v%d %s", r.KV.ModRevision, r.KV.Version, r.KV.Value))
+	}
+	if !reflect.DeepEqual(lines, want) || rev != a3.ModRevision {
+		t.Fatalf("history %q at %d, want %q at %d", lines, rev, want, a3.ModRevision)
+	}
+	// Compaction at 5 drops the first life (deleted at 4) whole.
+	if err := s.Compact(5); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.History("a"); len(got) != 1 || got[0].KV.ModRevision != 6 {
+		t.Fatalf("after compact(5): %+v", got)
+	}
+	if got, _ := s.History("none"); len(got) != 0 {
+		t.Fatalf("missing key: %+v", got)
 	}
 }
 

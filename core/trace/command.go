@@ -28,7 +28,8 @@ Examples:
   # The last 50 hops
   trace
 
-  # Everything about the deployment web and what it made (web-5d9c7b8f6, web-5d9c7b8f6-x2x7k ...)
+  # Everything about the deployment web and what it made (web-5d9c7b8f6, web-5d9c7b8f6-x2x7k ...),
+  # from the request that created it
   trace web
 
   # Only pods, and follow new hops (Ctrl-C ends)
@@ -46,7 +47,7 @@ func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
 	fs := pflag.NewFlagSet("trace", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	follow := fs.BoolP("follow", "f", false, "Keep printing hops as they happen (Ctrl-C ends)")
-	tail := fs.Int("tail", 50, "How many of the latest matching hops to print first; -1 for all that are kept")
+	tail := fs.Int("tail", 50, "How many of the latest matching hops to print first; -1 for all that are kept (with a NAME: every hop since its creation unless set)")
 	kinds := fs.StringSlice("kind", nil, "Only these kinds of hop: request, response, write, watch, call, decision")
 	help := fs.BoolP("help", "h", false, "Help for trace")
 	if err := fs.Parse(args); err != nil {
@@ -69,8 +70,17 @@ func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
 
 	hops, seq, lost := rec.Since(0)
 	hops = slices.DeleteFunc(hops, func(h Hop) bool { return !f.match(h) })
+	fromCreation := false
+	if f.name != "" && !fs.Changed("tail") {
+		// A named object's story starts where it was created (its latest
+		// life, if it was created more than once): every hop from there,
+		// not the last few, which are mostly its pods' kubelet events.
+		if i := lastCreation(hops, f); i >= 0 {
+			hops, lost, fromCreation = hops[i:], 0, true
+		}
+	}
 	lines := fanIn(hops)
-	if *tail >= 0 && len(lines) > *tail {
+	if !fromCreation && *tail >= 0 && len(lines) > *tail {
 		lines = lines[len(lines)-*tail:]
 		lost = 0 // older hops were left out on purpose
 	}
@@ -104,6 +114,19 @@ func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
 		}
 		tw.Flush()
 	}
+}
+
+// lastCreation is the index of the latest request that created the object
+// f names (the object itself, not one of its family), or -1 if the trace no
+// longer holds it.
+func lastCreation(hops []Hop, f filter) int {
+	for i := len(hops) - 1; i >= 0; i-- {
+		h := hops[i]
+		if h.Kind == Request && h.Verb == "create" && h.Name == f.name && !strings.Contains(h.Resource, "/") {
+			return i
+		}
+	}
+	return -1
 }
 
 // line is one printed line: a hop, or one change delivered to several

@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,36 @@ func names(hops []Hop) string {
 		s = append(s, h.Name)
 	}
 	return strings.Join(s, " ")
+}
+
+// trace NAME starts at the object's (latest) creation and prints every
+// matching hop from there, however many; --tail still cuts.
+func TestRunNameStartsAtCreation(t *testing.T) {
+	r := New(1000, testingclock.NewFakePassiveClock(t0))
+	// An older web, created and deleted: not this web's story.
+	r.Record(Hop{Kind: Request, From: "kubectl", To: APIServer, Verb: "create", Resource: "deployments.apps", Namespace: "default", Name: "web"})
+	r.Record(Hop{Kind: Request, From: "kubelet/node-1", To: APIServer, Verb: "delete", Resource: "pods", Namespace: "default", Name: "web-old-1"})
+	r.Record(Hop{Kind: Request, From: "kubectl", To: APIServer, Verb: "create", Resource: "deployments.apps", Namespace: "default", Name: "web", Detail: "the second"})
+	for i := 0; i < 80; i++ {
+		r.Record(Hop{Kind: Request, From: "kubelet/node-1", To: APIServer, Verb: "create", Resource: "events", Namespace: "default", Name: fmt.Sprintf("web-5d9c7b8f6-x2x7k.%d", i)})
+	}
+	var out, errOut bytes.Buffer
+	if code := Run(context.Background(), r, []string{"web"}, IOStreams{Out: &out, ErrOut: &errOut}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 1+81 || !strings.Contains(lines[1], "create deployments.apps default/web: the second") || strings.Contains(out.String(), "web-old-1") {
+		t.Fatalf("trace web printed %d lines, first %q:\n%s", len(lines), lines[1], out.String())
+	}
+	out.Reset()
+	Run(context.Background(), r, []string{"web", "--tail=3"}, IOStreams{Out: &out, ErrOut: &errOut})
+	if n := strings.Count(strings.TrimSpace(out.String()), "\n"); n != 3 {
+		t.Fatalf("trace web --tail=3 printed %d hops", n)
+	}
+	// An exact name matches its own creation too (here, one event).
+	out.Reset()
+	Run(context.Background(), r, []string{"web-5d9c7b8f6-x2x7k.1"}, IOStreams{Out: &out, ErrOut: &errOut})
+	if n := strings.Count(strings.TrimSpace(out.String()), "\n"); n != 1 {
+		t.Fatalf("trace of an event: %d hops:\n%s", n, out.String())
+	}
 }

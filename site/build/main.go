@@ -2,12 +2,15 @@
 // esbuild's Go API, so building the site needs Go and `npm ci`, and no
 // JavaScript build tool.
 //
-//	go run ./site/build [-src site/src] [-out site/dist] [-minify=true]
+//	go run ./site/build [-src site/src] [-out site/dist] [-lessons lessons] [-minify=true]
 //	go run ./site/build -sizes [-out site/dist]   print raw, gzip and brotli sizes
 //
 // Outputs: main.js + main.css (the page, with xterm.js), worker.js (the Web
 // Worker that runs kubetab.wasm), and the static files copied from src
-// (index.html, favicon.svg). build.sh then adds kubetab.wasm and wasm_exec.js.
+// (index.html, favicon.svg), and the course: every lesson under -lessons
+// parsed by core/lesson into lessons/index.json and lessons/<slug>.<lang>.json
+// (site.LessonFiles); a malformed lesson fails the build with its
+// file:line messages. build.sh then adds kubetab.wasm and wasm_exec.js.
 // The output directory is emptied first, except for .keep, which lets the site
 // package embed an unbuilt site.
 package main
@@ -19,19 +22,31 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"text/tabwriter"
 
 	"github.com/andybalholm/brotli"
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/kubetab/kubetab/site"
 )
 
 func main() {
 	src := flag.String("src", "site/src", "source directory")
 	out := flag.String("out", "site/dist", "output directory")
+	lessons := flag.String("lessons", "", "the course's folder (default: lessons/ beside site/, ../../lessons from -src)")
 	minify := flag.Bool("minify", true, "minify JavaScript and CSS")
 	sizes := flag.Bool("sizes", false, "print the sizes of the built files instead of building")
 	flag.Parse()
-	run := func() error { return build(*src, *out, *minify) }
+	if *lessons == "" {
+		*lessons = filepath.Join(*src, "..", "..", "lessons")
+	}
+	run := func() error {
+		if err := build(*src, *out, *minify); err != nil {
+			return err
+		}
+		return buildLessons(*lessons, *out)
+	}
 	if *sizes {
 		run = func() error { return printSizes(os.Stdout, *out) }
 	}
@@ -75,6 +90,30 @@ func build(src, out string, minify bool) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// buildLessons writes the course's JSON into out/lessons.
+func buildLessons(dir, out string) error {
+	files, err := site.LessonFiles(os.DirFS(dir), ".")
+	if err != nil {
+		return fmt.Errorf("lessons in %s:\n%w", dir, err)
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		to := filepath.Join(out, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, files[name], 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("site/build: %d lesson files from %s\n", len(names)-1, dir)
 	return nil
 }
 

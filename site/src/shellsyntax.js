@@ -13,6 +13,9 @@
 //   echo "one                 an open quote (' or ") continues until it closes
 //   two"
 //
+//   kubectl get pods |        a line ending in |, && or || continues with
+//     grep web                the command that follows
+//
 // Inside single quotes nothing is special; inside double quotes a backslash
 // escapes the next character; a # that starts a word begins a comment.
 
@@ -52,6 +55,7 @@ function scan(text) {
   let quote = '';          // '' | "'" | '"'
   const pending = [];      // here-document delimiters still to read: {word, strip}
   let heredoc = null;      // the one being read
+  let dangling = false;    // the last line ended with |, && or ||
   for (let li = 0; li < lines.length; li++) {
     const line = lines[li];
     if (heredoc) {
@@ -61,6 +65,8 @@ function scan(text) {
     }
     let escaped = false;
     let wordStart = true;
+    const startQuoted = quote !== '';
+    let codeEnd = line.length; // where a comment starts
     for (let i = 0; i < line.length; i++) {
       const c = line[i];
       if (escaped) { escaped = false; wordStart = false; continue; }
@@ -72,7 +78,7 @@ function scan(text) {
       }
       if (c === '\\') { escaped = true; continue; }
       if (c === "'" || c === '"') { quote = c; wordStart = false; continue; }
-      if (c === '#' && wordStart) break; // a comment to the end of the line
+      if (c === '#' && wordStart) { codeEnd = i; break; } // a comment to the end of the line
       if (c === '<' && line.startsWith('<<<', i)) { i += 2; wordStart = false; continue; } // a here-string
       if (c === '<' && line[i + 1] === '<') {
         const m = /^<<(-?)[ \t]*(?:'([^']*)'|"([^"]*)"|([^\s;&|<>()'"]+))/.exec(line.slice(i));
@@ -85,7 +91,9 @@ function scan(text) {
       }
       wordStart = c === ' ' || c === '\t' || c === ';' || c === '|' || c === '&' || c === '(';
     }
-    if (quote) continue; // the newline is part of the quoted word
+    if (quote) { dangling = false; continue; } // the newline is part of the quoted word
+    const code = line.slice(0, codeEnd).trimEnd();
+    if (startQuoted || code.trim() !== '') dangling = !startQuoted && (/\|$/.test(code) || /&&$/.test(code)) && !code.endsWith('\\|');
     if (escaped) {
       // a backslash-newline joins the next line, unless this is the last one
       if (li === lines.length - 1) return { complete: false };
@@ -93,5 +101,5 @@ function scan(text) {
     }
     if (pending.length) heredoc = pending.shift();
   }
-  return { complete: !quote && !heredoc };
+  return { complete: !quote && !heredoc && !dangling };
 }

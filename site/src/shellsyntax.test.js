@@ -29,6 +29,15 @@ test('isComplete', () => {
     ['cat <<A <<B\na\nA\nb', false],
     ['cat <<A <<B\na\nA\nb\nB', true],
     ['echo 1 <<< x', true],                                      // a here-string, not a document
+    ['kubectl get pods |', false],
+    ['kubectl get pods | \n grep web', true],
+    ['true &&', false],
+    ['false ||', false],
+    ['false || # why', false],
+    ['echo "a |"', true],
+    ['echo a \\|', true],                                       // an escaped |
+    ['echo a &', true],                                          // in the background
+    ['echo # it\'s a comment', true],
   ];
   for (const [text, want] of cases) assert.equal(isComplete(text), want, JSON.stringify(text));
 });

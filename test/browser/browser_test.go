@@ -55,9 +55,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startServe runs `kubetab serve` on a free loopback port and returns its URL.
-func startServe(bin string) (*exec.Cmd, string, error) {
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0")
+// startServe runs `kubetab serve` on a free loopback port, with any extra
+// flags, and returns its URL.
+func startServe(bin string, flags ...string) (*exec.Cmd, string, error) {
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, flags...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -104,10 +105,16 @@ func chromiumPath() string {
 // this machine, and TestSameOrigin can check what the page asked for.
 func newBrowser(t *testing.T) (context.Context, *recordingProxy) {
 	t.Helper()
-	if siteURL == "" {
+	return newBrowserFor(t, siteURL)
+}
+
+// newBrowserFor is newBrowser for the site served at url.
+func newBrowserFor(t *testing.T, url string) (context.Context, *recordingProxy) {
+	t.Helper()
+	if url == "" {
 		t.Skip("KUBETAB_BIN is not set")
 	}
-	proxy := &recordingProxy{origin: strings.TrimPrefix(strings.TrimSuffix(siteURL, "/"), "http://")}
+	proxy := &recordingProxy{origin: strings.TrimPrefix(strings.TrimSuffix(url, "/"), "http://")}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

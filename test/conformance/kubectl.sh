@@ -256,6 +256,28 @@ EOF
   KUBECTL=$work/in-tty check "exec -it (no terminals)" 1 'Error from server \(BadRequest\): kubetab cannot allocate a TTY' -- exec -it exec-target -- hello --ticks=0 </dev/null
 fi
 
+# --- a userland in every container (issue #13): exec resolves the command
+# on PATH in the container's root file system, as a runtime does ---
+check "exec ls /etc" 0 '^resolv\.conf$' -- exec exec-target -- ls /etc
+check "exec cat /etc/hostname" 0 '^exec-target$' -- exec exec-target -- cat /etc/hostname
+check "exec sh -c: \$HOSTNAME" 0 '^exec-target$' -- exec exec-target -- sh -c 'echo $HOSTNAME && env | grep KUBERNETES_SERVICE_HOST'
+check "exec sh -c: env | grep" 0 '^KUBERNETES_SERVICE_HOST=10\.96\.0\.1$' -- exec exec-target -- sh -c 'echo $HOSTNAME && env | grep KUBERNETES_SERVICE_HOST'
+check "exec an unknown command: 127" 127 '^OCI runtime exec failed: exec failed: unable to start container process: exec: "nope": executable file not found in \$PATH: unknown$' -- exec exec-target -- nope
+check "exec: the service account's files" 0 '^token$' -- exec exec-target -- ls /var/run/secrets/kubernetes.io/serviceaccount
+printf 'copied in\n' >"$work/cp-in.txt"
+check "cp a file into a pod" 0 '^$' -- cp "$work/cp-in.txt" exec-target:/tmp/cp-in.txt
+check "the file copied in" 0 '^copied in$' -- exec exec-target -- cat /tmp/cp-in.txt
+check "cp a file out of a pod" 0 "^tar: removing leading '/' from member names$" -- cp exec-target:/etc/hostname "$work/cp-out.txt"
+check "the file copied out" 0 '^exec-target$' -- exec -i exec-target -- cat <"$work/cp-out.txt"
+check "create deployment without --port" 0 '^deployment.apps/userweb created$' -- create deployment userweb --image=web --replicas=2
+check "expose --target-port=8080 without containerPort" 0 '^service/userweb exposed$' -- expose deployment userweb --port=80 --target-port=8080
+until_ok 60 "userweb has endpoints" '^userweb +[0-9.]+:8080,[0-9.]+:8080 ' -- get endpoints userweb
+check "services/proxy reaches a port the image exposes" 0 '^web: hello from userweb-' -- get --raw /api/v1/namespaces/default/services/userweb:80/proxy/
+check "run -i --rm busybox wget" 0 '^web: hello from userweb-' -- run -i --rm wgetter --image=busybox --restart=Never -- wget -qO- http://userweb
+userweb_ip=$("$KUBECTL" get service userweb -o jsonpath='{.spec.clusterIP}')
+check "nslookup a Service" 0 "^Address: ${userweb_ip//./\\.}\$" -- exec exec-target -- nslookup userweb.default.svc.cluster.local
+check "cat /etc/resolv.conf" 0 '^search default\.svc\.cluster\.local svc\.cluster\.local cluster\.local$' -- exec exec-target -- cat /etc/resolv.conf
+
 # --- port-forward: kubectl v1.32 tunnels SPDY through a WebSocket ---
 # forward NAME TARGET REMOTE_PORT ANSWER_PATTERN LOG_PATTERN: runs kubectl
 # port-forward TARGET LOCAL:REMOTE_PORT in the background, sends one HTTP

@@ -52,6 +52,9 @@ for image in web crash oom cpu sleep config job; do
 	build "$image" 1.0
 done
 
+# The userland of every image, and the busybox image (see busybox/README.md).
+build busybox 1.36.1
+
 # A test guest of the runtime (core/kubelet/cri/testdata/README.md).
 "$CC" $CFLAGS -o ../../core/kubelet/cri/testdata/escape.wasm ../../core/kubelet/cri/testdata/escape.c $LDFLAGS
 echo "built core/kubelet/cri/testdata/escape.wasm ($(wc -c <../../core/kubelet/cri/testdata/escape.wasm) bytes)"

@@ -37,6 +37,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"sync"
 
@@ -46,18 +47,52 @@ import (
 //go:embed */*.wasm
 var modules embed.FS
 
-// catalog lists every image, one line each: reference, module, what it does.
-// Each image's ":latest" is its 1.0.
-var catalog = []struct{ ref, file, about string }{
-	{"hello:1.0", "hello/hello-1.0.wasm", "prints 'Hello from <pod>! (hello:1.0) args: ...', then 'hello: tick N' every second"},
-	{"hello:2.0", "hello/hello-2.0.wasm", "the same program greeting 'Hi again from <pod>!', for rolling updates"},
-	{"web:1.0", "web/web-1.0.wasm", "HTTP, one instance per request (CGI): pod name and IP, a request counter in /data, /healthz that /fail makes fail"},
-	{"crash:1.0", "crash/crash-1.0.wasm", "exits 1 after 5 s (--after=N, --code=N): CrashLoopBackOff"},
-	{"oom:1.0", "oom/oom-1.0.wasm", "allocates 1 MiB every 100 ms until its memory limit kills it (OOMKilled)"},
-	{"cpu:1.0", "cpu/cpu-1.0.wasm", "busy loop that never sleeps, reporting its rate every second: CPU limits, kubectl top"},
-	{"sleep:1.0", "sleep/sleep-1.0.wasm", "waits until stopped (or N seconds, given as an argument)"},
-	{"config:1.0", "config/config-1.0.wasm", "prints its env and the files under /etc/config (or its args), again when they change"},
-	{"job:1.0", "job/job-1.0.wasm", "counts down from 5 (or N) once a second and exits 0 (--fail: 1): Jobs"},
+// userlandFile is the userland every image has in /bin (busybox/busybox.c).
+const userlandFile = "busybox/busybox-1.36.1.wasm"
+
+// Applets are the programs of the userland, each a link to /bin/busybox in
+// every image, as BusyBox installs itself (busybox --install). The list is
+// the C program's own (TestApplets checks).
+var Applets = []string{
+	"[", "basename", "cat", "cp", "date", "dirname", "echo", "env", "false", "grep", "head",
+	"hostname", "id", "kill", "ln", "ls", "mkdir", "mv", "nslookup", "printenv", "ps", "pwd", "rm",
+	"rmdir", "seq", "sh", "sleep", "tail", "tar", "test", "touch", "true", "uname", "wc", "wget",
+	"which", "whoami",
+}
+
+// etcFiles are the users and groups of every image, BusyBox's.
+var etcFiles = []cri.File{
+	{Path: "/etc/passwd", Data: []byte("root:x:0:0:root:/root:/bin/sh\ndaemon:x:1:1:daemon:/usr/sbin:/bin/false\nnobody:x:65534:65534:nobody:/home:/bin/false\n")},
+	{Path: "/etc/group", Data: []byte("root:x:0:\ndaemon:x:1:\nwheel:x:10:root\nnobody:x:65534:\n")},
+}
+
+// defaultEnv is every image's Env, as Docker images set PATH.
+var defaultEnv = []string{"PATH=" + cri.DefaultPath}
+
+// catalog lists every image, one line each: reference, module, what it does,
+// and its config. Each image's ":latest" is its 1.0, unless it lists its tags.
+var catalog = []struct {
+	ref, file, about string
+	config           cri.ImageConfig
+	modulePath       string   // "" for /usr/local/bin/<name>
+	alsoTags         []string // more tags of the same image
+}{
+	{"hello:1.0", "hello/hello-1.0.wasm", "prints 'Hello from <pod>! (hello:1.0) args: ...', then 'hello: tick N' every second", cri.ImageConfig{}, "", nil},
+	{"hello:2.0", "hello/hello-2.0.wasm", "the same program greeting 'Hi again from <pod>!', for rolling updates", cri.ImageConfig{}, "", nil},
+	{"web:1.0", "web/web-1.0.wasm", "HTTP, one instance per request (CGI): pod name and IP, a request counter in /data, /healthz that /fail makes fail", cri.ImageConfig{}, "", nil},
+	{"crash:1.0", "crash/crash-1.0.wasm", "exits 1 after 5 s (--after=N, --code=N): CrashLoopBackOff", cri.ImageConfig{}, "", nil},
+	{"oom:1.0", "oom/oom-1.0.wasm", "allocates 1 MiB every 100 ms until its memory limit kills it (OOMKilled)", cri.ImageConfig{}, "", nil},
+	{"cpu:1.0", "cpu/cpu-1.0.wasm", "busy loop that never sleeps, reporting its rate every second: CPU limits, kubectl top", cri.ImageConfig{}, "", nil},
+	{"sleep:1.0", "sleep/sleep-1.0.wasm", "waits until stopped (or N seconds, given as an argument)", cri.ImageConfig{}, "", nil},
+	{"config:1.0", "config/config-1.0.wasm", "prints its env and the files under /etc/config (or its args), again when they change", cri.ImageConfig{}, "", nil},
+	{"job:1.0", "job/job-1.0.wasm", "counts down from 5 (or N) once a second and exits 0 (--fail: 1): Jobs", cri.ImageConfig{}, "", nil},
+	{"busybox:1.36.1", userlandFile, "BusyBox-style userland: sh, ls, cat, wget, nslookup ... for debugging pods (default command: sh)",
+		cri.ImageConfig{Cmd: []string{"sh"}}, "/bin/busybox", []string{"1.36", "latest"}},
+}
+
+// configs are the image configs beyond Entrypoint [name] and PATH.
+var configs = map[string]cri.ImageConfig{
+	"web": {ExposedPorts: []string{"8080/tcp"}},
 }
 
 // MaxModuleBytes is the largest module Add accepts. Every node compiles what
@@ -77,7 +112,9 @@ var (
 type Entry struct {
 	Ref    string // normalized reference: "hello:1.0"
 	Digest string // "sha256:..."
-	Size   int    // bytes
+	Size   int    // bytes: the program and the userland
+	// Config is what runs: Entrypoint, Cmd, Env, WorkingDir, ExposedPorts.
+	Config cri.ImageConfig
 	About  string // one line for humans
 	// Builtin is true for the images that ship with kubetab, false for those
 	// a learner added.
@@ -87,9 +124,11 @@ type Entry struct {
 // Catalog is the set of images kubetab ships, plus those a learner added.
 // It is safe for concurrent use.
 type Catalog struct {
-	// builtin is the references that ship with kubetab. Written only by
-	// New, so it is read without the lock.
-	builtin map[string]bool
+	// builtin is the references that ship with kubetab, userland the
+	// userland's module. Written only by New, so they are read without the
+	// lock.
+	builtin  map[string]bool
+	userland []byte
 
 	mu       sync.RWMutex         // guards the fields below
 	byRef    map[string]cri.Image // by normalized reference
@@ -102,26 +141,69 @@ var _ cri.ImageSource = (*Catalog)(nil)
 // New returns the catalog of the embedded images.
 func New() *Catalog {
 	c := &Catalog{byRef: map[string]cri.Image{}, byDigest: map[string]cri.Image{}, builtin: map[string]bool{}}
+	userland, err := modules.ReadFile(userlandFile)
+	if err != nil {
+		panic(fmt.Sprintf("images: %s is not embedded: %v", userlandFile, err)) // broken build
+	}
+	c.userland = userland
 	for _, e := range catalog {
 		mod, err := modules.ReadFile(e.file)
 		if err != nil {
 			panic(fmt.Sprintf("images: %s is listed but not embedded: %v", e.file, err)) // broken build
 		}
+		r, _ := cri.ParseRef(e.ref)
+		cfg := e.config
+		if cfg.Entrypoint == nil && cfg.Cmd == nil {
+			cfg = configs[r.Name]
+			cfg.Entrypoint = []string{r.Name}
+		}
+		cfg.Env = append(append([]string(nil), defaultEnv...), cfg.Env...)
+		img := c.image(e.ref, mod, e.modulePath, cfg)
 		c.builtin[e.ref] = true
-		c.addLocked(e.ref, mod, e.about)
-		if r, _ := cri.ParseRef(e.ref); r.Tag == "1.0" {
-			latest := r.Name + ":latest"
-			c.builtin[latest] = true
-			c.addLocked(latest, mod, fmt.Sprintf("the same module (and digest) as %s; what plain '%s' means", e.ref, r.Name))
+		c.addLocked(e.ref, img, e.about)
+		tags := e.alsoTags
+		if r.Tag == "1.0" {
+			tags = []string{"latest"}
+		}
+		for _, tag := range tags {
+			ref := r.Name + ":" + tag
+			c.builtin[ref] = true
+			what := fmt.Sprintf("the same image (and digest) as %s", e.ref)
+			if tag == "latest" {
+				what += fmt.Sprintf("; what plain '%s' means", r.Name)
+			}
+			c.addLocked(ref, img, what)
 		}
 	}
 	return c
 }
 
-// addLocked lists a module under a normalized reference, replacing what the
+// image makes an image of a program: the program at modulePath ("" for
+// /usr/local/bin/<name>), the userland in /bin (/bin/busybox and a link per
+// applet), /etc/passwd and /etc/group, and cfg.
+func (c *Catalog) image(ref string, mod []byte, modulePath string, cfg cri.ImageConfig) cri.Image {
+	r, _ := cri.ParseRef(ref)
+	if modulePath == "" {
+		modulePath = "/usr/local/bin/" + path.Base(r.Name)
+	}
+	img := cri.Image{Ref: ref, Module: mod, ModulePath: modulePath, Config: cfg}
+	if modulePath != "/bin/busybox" {
+		img.Files = append(img.Files, cri.File{Path: "/bin/busybox", Mode: 0o755, Data: c.userland})
+	}
+	for _, a := range Applets {
+		if p := "/bin/" + a; p != modulePath {
+			img.Files = append(img.Files, cri.File{Path: p, Link: "/bin/busybox"})
+		}
+	}
+	img.Files = append(img.Files, etcFiles...)
+	img.Digest = cri.ImageDigest(img)
+	return img
+}
+
+// addLocked lists an image under a normalized reference, replacing what the
 // reference named before. c.mu is held (or c is not shared yet).
-func (c *Catalog) addLocked(ref string, mod []byte, about string) {
-	img := cri.Image{Ref: ref, Digest: cri.Digest(mod), Module: mod}
+func (c *Catalog) addLocked(ref string, img cri.Image, about string) {
+	img.Ref = ref
 	if old, ok := c.byRef[ref]; ok {
 		c.entries = slicesDeleteRef(c.entries, ref)
 		if !c.digestListedLocked(old.Digest) {
@@ -132,7 +214,11 @@ func (c *Catalog) addLocked(ref string, mod []byte, about string) {
 	if _, ok := c.byDigest[img.Digest]; !ok {
 		c.byDigest[img.Digest] = img
 	}
-	c.entries = append(c.entries, Entry{Ref: ref, Digest: img.Digest, Size: len(mod), About: about, Builtin: c.builtin[ref]})
+	size := len(img.Module)
+	for _, f := range img.Files {
+		size += len(f.Data)
+	}
+	c.entries = append(c.entries, Entry{Ref: ref, Digest: img.Digest, Size: size, Config: img.Config, About: about, Builtin: c.builtin[ref]})
 	sort.Slice(c.entries, func(i, j int) bool { return c.entries[i].Ref < c.entries[j].Ref })
 }
 
@@ -173,9 +259,11 @@ func (c *Catalog) Add(name, tag string, module []byte) error {
 		return fmt.Errorf("images: add %s: %w", ref, err)
 	}
 	mod := append([]byte(nil), module...)
+	r, _ := cri.ParseRef(ref)
+	img := c.image(ref, mod, "", cri.ImageConfig{Entrypoint: []string{path.Base(r.Name)}, Env: defaultEnv})
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.addLocked(ref, mod, fmt.Sprintf("added by you (%d bytes)", len(mod)))
+	c.addLocked(ref, img, fmt.Sprintf("added by you (%d bytes)", len(mod)))
 	return nil
 }
 

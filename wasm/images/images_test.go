@@ -65,7 +65,7 @@ func TestFetch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if img.Ref != tt.wantRef || img.Digest != tt.wantDigest || cri.Digest(img.Module) != img.Digest {
+			if img.Ref != tt.wantRef || img.Digest != tt.wantDigest || cri.ImageDigest(img) != img.Digest {
 				t.Fatalf("Fetch(%q) = %s %s, want %s %s", tt.ref, img.Ref, img.Digest, tt.wantRef, tt.wantDigest)
 			}
 		})
@@ -156,8 +156,8 @@ func TestAdd(t *testing.T) {
 		}
 	}
 	img, err := c.Fetch(context.Background(), "mine:1.0")
-	if err != nil || img.Digest != hello.Digest {
-		t.Fatalf("Fetch(mine:1.0) = %v, %v; want hello's module", img.Digest, err)
+	if err != nil || !bytes.Equal(img.Module, hello.Module) || strings.Join(img.Config.Entrypoint, " ") != "mine" {
+		t.Fatalf("Fetch(mine:1.0) = %+v, %v; want hello's module, run as mine", img.Config, err)
 	}
 	if _, err := c.Fetch(context.Background(), "mine"); err != nil {
 		t.Fatalf("Fetch(mine) = %v", err)
@@ -241,15 +241,67 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "IMAGE TAG IMAGE ID SIZE ABOUT" {
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "IMAGE TAG IMAGE ID SIZE COMMAND PORTS ABOUT" {
 		t.Fatalf("header %q", lines[0])
 	}
 	if len(lines) != len(c.List())+1 {
 		t.Fatalf("%d lines for %d images:\n%s", len(lines), len(c.List()), b.String())
 	}
-	id := strings.TrimPrefix(hello.Digest, "sha256:")[:13]
-	want := fmt.Sprintf("mine %s %s %.1fkB added by you", "0.1", id, float64(len(hello.Module))/1000)
-	if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), want) {
-		t.Fatalf("no row %q in:\n%s", want, b.String())
+	mine, err := c.Fetch(context.Background(), "mine:0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := len(mine.Module)
+	for _, f := range mine.Files {
+		size += len(f.Data)
+	}
+	id := strings.TrimPrefix(mine.Digest, "sha256:")[:13]
+	for _, want := range []string{
+		fmt.Sprintf(`mine 0.1 %s %.1fkB "mine" - added by you`, id, float64(size)/1000),
+		`busybox 1.36 `, `"sh" - BusyBox-style userland`, `"web" 8080/tcp HTTP`,
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(b.String()), " "), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestApplets: the userland's own list of applets (busybox with no
+// arguments) is images.Applets, the links every image has in /bin; and
+// every image runs its userland.
+func TestApplets(t *testing.T) {
+	ctx := context.Background()
+	cache := cri.NewCompileCache()
+	defer cache.Close(ctx)
+	rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: clock.RealClock{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	for _, image := range []string{"busybox", "hello:2.0"} {
+		if _, err := rt.PullImage(ctx, image); err != nil {
+			t.Fatal(err)
+		}
+		id, err := rt.CreateContainer(ctx, cri.ContainerConfig{Name: "c", Image: image, Command: []string{"sleep", "3600"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rt.StartContainer(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code, err := rt.ExecSync(ctx, id, []string{"busybox"}, 0)
+		if err != nil || code != 0 {
+			t.Fatalf("%s: busybox = %d %v %s", image, code, err, errOut)
+		}
+		_, list, _ := strings.Cut(string(out), "Currently defined functions:\n\t")
+		var got []string
+		for _, a := range strings.Split(strings.TrimSpace(list), ", ") {
+			if a != "busybox" {
+				got = append(got, a)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(images.Applets, " ") {
+			t.Errorf("%s: the userland's applets:\n%q\nimages.Applets:\n%q", image, got, images.Applets)
+		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 //	hello   1.0     0e1f5c1b2d3a4   14.2kB   prints 'Hello from <pod>! ...
 func (c *Catalog) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "IMAGE\tTAG\tIMAGE ID\tSIZE\tABOUT")
+	fmt.Fprintln(tw, "IMAGE\tTAG\tIMAGE ID\tSIZE\tCOMMAND\tPORTS\tABOUT")
 	for _, e := range c.List() {
 		r, err := cri.ParseRef(e.Ref)
 		if err != nil {
@@ -27,7 +27,12 @@ func (c *Catalog) WriteTable(w io.Writer) error {
 		if len(id) > 13 {
 			id = id[:13]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fkB\t%s\n", r.Name, r.Tag, id, float64(e.Size)/1000, e.About)
+		cmd := strings.Join(append(append([]string(nil), e.Config.Entrypoint...), e.Config.Cmd...), " ")
+		ports := strings.Join(e.Config.ExposedPorts, ",")
+		if ports == "" {
+			ports = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fkB\t%q\t%s\t%s\n", r.Name, r.Tag, id, float64(e.Size)/1000, cmd, ports, e.About)
 	}
 	return tw.Flush()
 }

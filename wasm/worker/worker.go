@@ -21,6 +21,11 @@
 //	    registered here (images.go); the image registry the kubelets pull
 //	    from, listed for the page, and a learner's own .wasm added to it
 //	    (answered by kubetabHost.imageAdded or kubetabHost.imageError).
+//	context.binding.parseLesson, resetLesson, putFiles, watchChecks,
+//	unwatchChecks
+//	    registered here (lessons.go); the lesson player's: a picked lesson
+//	    file parsed, a fresh cluster for a lesson, a step's files, and the
+//	    live checks, evaluated here through the session's shell.
 //
 // Every JS callback and every goroutine started for JS recovers panics and
 // reports them to the page (kubetabHost.panic).
@@ -30,7 +35,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 
@@ -38,13 +42,15 @@ import (
 	"github.com/syumai/workers"
 
 	"github.com/kubetab/kubetab/core/console"
+	"github.com/kubetab/kubetab/core/session"
 )
 
-// Serve registers api as the handler for page requests, shell as the
-// console and catalog as the page's image registry, then tells the worker's
-// JS that Go is ready. It returns at once; the caller keeps the Go program
-// alive (select {}).
-func Serve(api http.Handler, shell *console.Shell, catalog Images) error {
+// Serve registers the session's API server as the handler for page
+// requests, its shell as the console, catalog as the page's image registry
+// and the lesson player's door, then tells the worker's JS that Go is ready.
+// It returns at once; the caller keeps the Go program alive (select {}).
+func Serve(sess *session.Session, catalog Images) error {
+	api, shell := sess.Handler(), sess.Shell()
 	h, err := newHost()
 	if err != nil {
 		return err
@@ -75,9 +81,19 @@ func Serve(api http.Handler, shell *console.Shell, catalog Images) error {
 	if err != nil {
 		return err
 	}
-	for name, fn := range map[string]safejs.Func{
+	fns := map[string]safejs.Func{
 		"runCommand": run, "cancelCommand": cancel, "listImages": listImages, "addImage": addImage,
+	}
+	l := &lessonDoor{h: h, sess: sess}
+	for name, fn := range map[string]func([]safejs.Value) any{
+		"parseLesson": l.parse, "resetLesson": l.reset, "putFiles": l.putFiles,
+		"watchChecks": l.watchChecks, "unwatchChecks": l.unwatchChecks,
 	} {
+		if fns[name], err = h.callback(name, fn); err != nil {
+			return err
+		}
+	}
+	for name, fn := range fns {
 		if err := binding.Set(name, fn.Value()); err != nil {
 			return err
 		}

@@ -564,6 +564,10 @@ func scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
 
 // UpdateScale sets spec.replicas through the scale subresource.
 func (s *Store) UpdateScale(ctx context.Context, sc *autoscalingv1.Scale, opts UpdateOptions) (*autoscalingv1.Scale, error) {
+	ctx, err := s.hold(ctx, "update", "scale", sc.Namespace, sc.Name)
+	if err != nil {
+		return nil, err
+	}
 	obj, err := s.Get(ctx, sc.Namespace, sc.Name)
 	if err != nil {
 		return nil, err

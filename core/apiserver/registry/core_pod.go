@@ -615,6 +615,10 @@ func (s *Store) Bind(ctx context.Context, b *corev1.Binding) (*corev1.Pod, error
 		return nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Binding").GroupKind(), b.Name,
 			field.ErrorList{field.Required(field.NewPath("target", "name"), "")})
 	}
+	ctx, err := s.hold(ctx, "create", "binding", b.Namespace, b.Name)
+	if err != nil {
+		return nil, err
+	}
 	for {
 		obj, err := s.Get(ctx, b.Namespace, b.Name)
 		if err != nil {

@@ -31,6 +31,7 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -52,6 +54,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 
+	"github.com/kubetab/kubetab/core/step"
 	"github.com/kubetab/kubetab/core/store"
 	"github.com/kubetab/kubetab/core/trace"
 )
@@ -235,6 +238,7 @@ type Registry struct {
 	metrics    MetricsProvider
 	rootCA     string
 	trace      *trace.Recorder
+	step       atomic.Pointer[step.Gate] // step mode (step.go)
 
 	mu        sync.RWMutex // guards the maps and the admission lists
 	byName    map[schema.GroupResource]*Store
@@ -414,6 +418,9 @@ func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if ctx, err = s.hold(ctx, "create", "", cmp.Or(acc.GetNamespace(), namespace), cmp.Or(acc.GetName(), acc.GetGenerateName())); err != nil {
+		return nil, err
 	}
 	if err := s.checkKind(obj); err != nil {
 		return nil, err
@@ -642,6 +649,9 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 	if !s.Resource.Namespaced {
 		acc.SetNamespace("")
 	}
+	if ctx, err = s.hold(ctx, "update", opts.Subresource, acc.GetNamespace(), acc.GetName()); err != nil {
+		return nil, err
+	}
 	key := s.Key(acc.GetNamespace(), acc.GetName())
 	for {
 		cur, err := s.reg.kv.Get(key)
@@ -863,6 +873,10 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		opts = &metav1.DeleteOptions{}
 	}
 	dryRun := len(opts.DryRun) > 0
+	ctx, err := s.hold(ctx, "delete", "", namespace, name)
+	if err != nil {
+		return nil, false, err
+	}
 	key := s.Key(namespace, name)
 	for {
 		cur, err := s.reg.kv.Get(key)

@@ -234,6 +234,10 @@ func (c *CompileCache) runtime(ctx context.Context, pages uint32) (*wasmRuntime,
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("cri: instantiate the kubetab host module: %w", err)
 	}
+	if err := instantiateUserlandHost(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("cri: instantiate the %s host module: %w", HostModule, err)
+	}
 	wr := &wasmRuntime{rt: rt, wasi: rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions()}
 	c.runtimes[pages] = wr
 	return wr, nil
@@ -359,6 +363,18 @@ func validateCommand(cm wazero.CompiledModule, wasi map[string]api.FunctionDefin
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
 		if instrumented && mod == instrument.HostModule && (name == instrument.YieldName || name == instrument.GrowName) {
+			continue
+		}
+		if mod == HostModule {
+			sig, ok := hostFunctions[name]
+			if !ok {
+				return 0, fmt.Errorf("imports %s.%s, which the runtime does not provide", mod, name)
+			}
+			if len(f.ParamTypes()) != sig.params || len(f.ResultTypes()) != sig.results ||
+				slices.ContainsFunc(f.ParamTypes(), func(t api.ValueType) bool { return t != api.ValueTypeI32 }) ||
+				slices.ContainsFunc(f.ResultTypes(), func(t api.ValueType) bool { return t != api.ValueTypeI32 }) {
+				return 0, fmt.Errorf("imports %s.%s with the wrong signature", mod, name)
+			}
 			continue
 		}
 		if mod != wasi_snapshot_preview1.ModuleName {

@@ -202,7 +202,8 @@ type container struct {
 	workDir  string
 	clock    clock.Clock
 	cache    *CompileCache
-	root     *MemDir // the container's root file system (rootfs.go)
+	network  PodNetwork // nil: no network (wget fails)
+	root     *MemDir    // the container's root file system (rootfs.go)
 
 	// What to run: the program argv[0] names, or why it cannot start.
 	prog       *program
@@ -330,9 +331,10 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 		imageRef: name + "@" + ni.status.ID,
 		clock:    r.clock,
 		cache:    r.cache,
+		network:  r.network,
 		log:      newContainerLog(r.maxLogBytes),
 		procs:    map[int32]*process{},
-		nextPID:  1,
+		nextPID:  2, // 1 is the container's own process
 	}
 	c.cfg.Command = append([]string(nil), cfg.Command...)
 	c.cfg.Args = append([]string(nil), cfg.Args...)
@@ -595,6 +597,7 @@ func (c *container) runGuest(ctx context.Context) (code int32, reason, message s
 	c.guest = g
 	c.mu.Unlock()
 	return c.instance(ctx, g, c.prog, instanceIO{
+		pid:    1,
 		argv:   c.argv,
 		stdout: logWriter{c: c, stream: Stdout},
 		stderr: logWriter{c: c, stream: Stderr},
@@ -606,8 +609,11 @@ func (c *container) runGuest(ctx context.Context) (code int32, reason, message s
 type instanceIO struct {
 	argv           []string
 	env            []EnvVar // after the container's, so they win
+	ownEnv         bool     // env is the whole environment (a spawned process's)
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	tty            bool  // the process is on a terminal (kubectl exec -t)
+	pid            int32 // 1 for the container's own process; 0: the next free PID
 }
 
 // instance instantiates prog as one guest of the container, a process
@@ -617,9 +623,15 @@ func (c *container) instance(ctx context.Context, g *guest, prog *program, iio i
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	g.ctx = ctx
-	p := c.startProcess(iio.argv, cancel)
+	p := c.startProcess(iio.argv, iio.pid, cancel)
 	defer c.endProcess(p)
 	g.proc = p
+	g.host = &hostState{c: c, iio: iio}
+	defer func() {
+		for _, b := range g.host.bodies {
+			b.Close()
+		}
+	}()
 
 	clk := c.clock
 	base := clk.Now()
@@ -680,8 +692,10 @@ func (c *container) instance(ctx context.Context, g *guest, prog *program, iio i
 		}
 	}
 	cfg = cfg.WithFSConfig(fsc)
-	for _, e := range c.env {
-		cfg = cfg.WithEnv(e.Name, e.Value)
+	if !iio.ownEnv {
+		for _, e := range c.env {
+			cfg = cfg.WithEnv(e.Name, e.Value)
+		}
 	}
 	for _, e := range iio.env {
 		cfg = cfg.WithEnv(e.Name, e.Value)

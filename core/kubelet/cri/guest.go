@@ -72,7 +72,8 @@ type guest struct {
 	oom       atomic.Pointer[string]
 	throttled atomic.Int64 // time spent throttled, ns
 
-	proc *process // the process this guest is; set by instance
+	proc *process   // the process this guest is; set by instance
+	host *hostState // its side of the kubetab_host functions; set by instance
 }
 
 func newGuest(ctx context.Context, limitPages uint32, milliCPU int64) *guest {

@@ -103,14 +103,24 @@ func ImageDigest(img Image) string {
 		Mode   uint32 `json:"mode"`
 		Digest string `json:"digest"`
 	}
+	type link struct {
+		Path string `json:"path"`
+		Link string `json:"link"`
+	}
 	files := []entry{{Path: img.ModulePath, Mode: 0o755, Digest: Digest(img.Module)}}
+	var links []link
 	for _, f := range img.Files {
+		if f.Link != "" {
+			links = append(links, link{f.Path, f.Link})
+			continue
+		}
 		files = append(files, entry{Path: f.Path, Mode: uint32(f.Mode.Perm()), Digest: Digest(f.Data)})
 	}
 	b, _ := json.Marshal(struct {
 		Config ImageConfig `json:"config"`
 		Files  []entry     `json:"files"`
-	}{img.Config, files}) // plain structs of strings: Marshal cannot fail
+		Links  []link      `json:"links,omitempty"`
+	}{img.Config, files, links}) // plain structs of strings: Marshal cannot fail
 	return Digest(b)
 }
 
@@ -249,8 +259,18 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error
 	}
 	all := append([]File{{Path: modulePath, Mode: 0o755, Data: img.Module}}, files...)
 	size := 0
+	seen := map[string]bool{}
 	for _, f := range all {
-		size += len(f.Data)
+		switch {
+		case !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || f.Path == "/":
+			return ImageStatus{}, fmt.Errorf("%w: %s: file path %q must be a clean absolute path", ErrInvalidImage, norm, f.Path)
+		case f.Link != "" && !seen[f.Link]:
+			return ImageStatus{}, fmt.Errorf("%w: %s: %s links to %q, which is not an earlier file of the image", ErrInvalidImage, norm, f.Path, f.Link)
+		}
+		seen[f.Path] = true
+		if f.Link == "" {
+			size += len(f.Data)
+		}
 	}
 
 	r.mu.Lock()

@@ -41,11 +41,14 @@ func (p *process) exitCode(def int32) int32 {
 }
 
 // startProcess gives an instance a PID.
-func (c *container) startProcess(argv []string, cancel context.CancelFunc) *process {
+func (c *container) startProcess(argv []string, pid int32, cancel context.CancelFunc) *process {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p := &process{pid: c.nextPID, argv: argv, started: c.clock.Now(), cancel: cancel}
-	c.nextPID++
+	if pid == 0 {
+		pid = c.nextPID
+		c.nextPID++
+	}
+	p := &process{pid: pid, argv: argv, started: c.clock.Now(), cancel: cancel}
 	c.procs[p.pid] = p
 	return p
 }
@@ -91,7 +94,13 @@ func (c *container) signal(pid, sig int32) error {
 // A name that leads nowhere is an *execError with runc's words.
 func (c *container) program(ctx context.Context, name string) (*program, error) {
 	pathEnv, _ := envValue(c.env, "PATH")
-	p, ee := lookPath(c.root, name, pathEnv, c.workDir)
+	return c.programIn(ctx, name, pathEnv, c.workDir)
+}
+
+// programIn is program with another PATH and working directory (a spawned
+// process's).
+func (c *container) programIn(ctx context.Context, name, pathEnv, dir string) (*program, error) {
+	p, ee := lookPath(c.root, name, pathEnv, dir)
 	if ee != nil {
 		return nil, ee
 	}
@@ -155,3 +164,16 @@ func (p procFS) Open(name string) (fs.File, error) {
 }
 
 var _ fs.FS = procFS{}
+
+// run runs prog as a child process of a running process of c (kubetab_host
+// spawn) and waits for it. It ends with its parent.
+func (c *container) run(ctx context.Context, prog *program, iio instanceIO) (code int32, reason, message string) {
+	if prog.oom != "" {
+		return ExitCodeKilled, ReasonOOMKilled, prog.oom
+	}
+	g := newGuest(ctx, c.limitPages, c.cfg.CPULimitMillicores)
+	g.pages.Store(prog.minPages)
+	code, reason, message = c.instance(ctx, g, prog, iio, func() bool { return ctx.Err() != nil })
+	c.execCPU.Add(g.cpu.Load())
+	return code, reason, message
+}

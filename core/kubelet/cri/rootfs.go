@@ -45,6 +45,10 @@ type File struct {
 	// Data is the content. An image's files are shared by its containers and
 	// must not be modified.
 	Data []byte
+	// Link, when set, makes the file a hard link to another file of the
+	// image (an absolute path listed before it): BusyBox's applets are
+	// links to /bin/busybox. Data and Mode are then the target's.
+	Link string
 }
 
 // The default search path of a container whose image sets no PATH: the one
@@ -63,7 +67,16 @@ func newRootFS(imageFiles []File, files []File, mounts []Mount) *MemDir {
 		d.mkdirAll(dir, 0o755)
 	}
 	d.root.children["tmp"].mode = fs.ModeDir | 0o777
+	byPath := map[string]File{}
 	for _, f := range imageFiles {
+		if f.Link != "" {
+			t, ok := byPath[f.Link]
+			if !ok {
+				continue // PullImage checked the links
+			}
+			f.Data, f.Mode = t.Data, t.Mode
+		}
+		byPath[f.Path] = f
 		d.putFile(f, true)
 	}
 	for _, f := range files {
@@ -165,7 +178,7 @@ func (d *MemDir) executable(p string) (data []byte, digest string, errno experim
 		return nil, "", errno
 	case n.mode.IsDir():
 		return nil, "", experimentalsys.EISDIR
-	case n.mode&0o111 == 0:
+	case !n.runnable():
 		return nil, "", experimentalsys.EACCES
 	}
 	if n.digest == "" {
@@ -178,6 +191,22 @@ func (d *MemDir) executable(p string) (data []byte, digest string, errno experim
 		n.shared = true
 	}
 	return n.data, n.digest, 0
+}
+
+// runnable reports whether a file may be run: an execute bit, or a
+// WebAssembly module. WASI preview1 has no chmod, so a program a guest wrote
+// (tar -x, cp, kubectl cp) can never get an execute bit; its content says
+// what it is.
+func (n *memNode) runnable() bool {
+	return !n.mode.IsDir() && (n.mode&0o111 != 0 || strings.HasPrefix(string(n.data[:min(len(n.data), 4)]), "\x00asm"))
+}
+
+// isRunnable is runnable for the file at p.
+func (d *MemDir) isRunnable(p string) bool {
+	d.t.mu.Lock()
+	defer d.t.mu.Unlock()
+	n, errno := d.lookup(p)
+	return errno == 0 && n.runnable()
 }
 
 // ErrNotFoundInPath and the others are why a command could not be started,
@@ -215,7 +244,7 @@ func lookPath(root *MemDir, name, pathEnv, dir string) (string, *execError) {
 			return "", &execError{name: name, err: fmt.Errorf("stat %s: no such file or directory", name), code: 127}
 		case errno != 0:
 			return "", &execError{name: name, err: fmt.Errorf("stat %s: %v", name, errno), code: 126}
-		case st.Mode.IsDir() || st.Mode&0o111 == 0:
+		case st.Mode.IsDir() || !root.isRunnable(p):
 			return "", &execError{name: name, err: errors.New("permission denied"), code: 126}
 		}
 		return path.Clean(p), nil
@@ -228,7 +257,7 @@ func lookPath(root *MemDir, name, pathEnv, dir string) (string, *execError) {
 			d = path.Join(dir, d)
 		}
 		p := path.Join(d, name)
-		if st, errno := root.Stat(p); errno == 0 && !st.Mode.IsDir() && st.Mode&0o111 != 0 {
+		if root.isRunnable(p) {
 			return p, nil
 		}
 	}

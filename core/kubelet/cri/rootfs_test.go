@@ -26,7 +26,7 @@ func (r toolsRegistry) Fetch(ctx context.Context, ref string) (cri.Image, error)
 			{Path: "/bin/escape", Mode: 0o755, Data: r.registry["escape"]},
 			{Path: "/etc/motd", Data: []byte("welcome\n")},
 			{Path: "/bin/notaprogram", Mode: 0o755, Data: []byte("#!/bin/sh\n")},
-			{Path: "/bin/notexecutable", Mode: 0o644, Data: r.registry["escape"]},
+			{Path: "/bin/notexecutable", Mode: 0o644, Data: []byte("not a program\n")},
 		},
 		Config: cri.ImageConfig{Entrypoint: []string{"loop"}, Env: []string{"PATH=/usr/local/bin:/bin", "FROM_IMAGE=yes"}, WorkingDir: "/srv"},
 	}

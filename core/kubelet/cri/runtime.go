@@ -28,6 +28,9 @@ type Config struct {
 	// MaxLogBytes bounds each container's kept log; 0 means
 	// DefaultMaxLogBytes. The oldest lines are dropped first.
 	MaxLogBytes int
+	// Network is the cluster network the containers' processes reach
+	// (wget, nslookup); nil for none.
+	Network PodNetwork
 }
 
 // Runtime is one node's container runtime: its pulled images and its
@@ -38,6 +41,7 @@ type Runtime struct {
 	clock       clock.Clock
 	onEvent     func(ContainerEvent)
 	maxLogBytes int
+	network     PodNetwork
 
 	// mu guards the maps below. Lock order: Runtime.mu before container.mu.
 	// Neither is held while calling OnEvent or running guest code.
@@ -75,6 +79,7 @@ func New(cfg Config) (*Runtime, error) {
 		clock:       cfg.Clock,
 		onEvent:     cfg.OnEvent,
 		maxLogBytes: maxLog,
+		network:     cfg.Network,
 		images:      map[string]*nodeImage{},
 		tags:        map[string]string{},
 		containers:  map[string]*container{},

@@ -196,9 +196,9 @@ export function mount(root, ctx) {
   // --- state drawn from the player: preparation, checks, progress ---
   function drawPrepared() {
     const p = state.prepare;
+    prepared.dataset.status = p ? p.status : 'none';
     prepared.hidden = !p || (p.status === 'ready' && !p.setup.length);
     if (prepared.hidden) return;
-    prepared.dataset.status = p.status;
     const summary = el('summary', {}, p.status === 'preparing' ? t('lessons.preparing')
       : p.status === 'failed' ? t('lessons.prepareFailed', { error: p.error }) : t('lessons.prepared', { n: p.setup.length }));
     const body = el('div', { class: 'setup' }, ...p.setup.map((r) => el('div', { class: 'setup-line', 'data-code': r.code },

@@ -1,0 +1,25 @@
+package registry
+
+import (
+	"github.com/kubetab/kubetab/core/store"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+)
+
+// StoreOfKey is the store whose resource keeps an etcd key, with the
+// namespace and name the key names; nil for a key no resource keeps. The
+// API server's storekeys resource (flow.kubetab.dev) uses it to decode and
+// name any key.
+func (r *Registry) StoreOfKey(key string) (s *Store, namespace, name string) {
+	if s = r.storeOfKey(key); s == nil {
+		return nil, "", ""
+	}
+	namespace, name = splitKey(s, key)
+	return s, namespace, name
+}
+
+// DecodeValue decodes any stored value of the store's resource (an old
+// revision too) into a new object, without touching the decoded cache,
+// which keeps only the latest values.
+func (s *Store) DecodeValue(kv store.KeyValue) (k8sruntime.Object, error) {
+	return s.decodeFresh(kv)
+}

@@ -1,0 +1,24 @@
+// node --test: every UI string exists in English and Japanese.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+
+if (!globalThis.navigator) globalThis.navigator = { languages: ['en'] };
+const { strings } = await import('./i18n.js');
+
+test('every key is in both languages, and none is empty', () => {
+  const en = Object.keys(strings.en);
+  // The built-in images' descriptions in English are the catalog's own.
+  const ja = Object.keys(strings.ja).filter((k) => !k.startsWith('image.about.'));
+  assert.deepEqual(en.filter((k) => !(k in strings.ja)), [], 'missing in ja');
+  assert.deepEqual(ja.filter((k) => !(k in strings.en)), [], 'missing in en');
+  for (const lang of ['en', 'ja']) {
+    for (const [k, v] of Object.entries(strings[lang])) assert.ok(v.trim() !== '', `${lang} ${k} is empty`);
+  }
+});
+
+test('placeholders agree between the languages', () => {
+  const names = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+  for (const [k, v] of Object.entries(strings.en)) {
+    if (k in strings.ja) assert.deepEqual(names(strings.ja[k]), names(v), k);
+  }
+});
