@@ -45,7 +45,7 @@ func (s *session) newApplyCommand() *cobra.Command {
 		Short:                 "Apply a configuration to a resource by file name or stdin",
 		Long: `Apply a configuration to a resource by file name or stdin. The resource name must be specified. This resource will be created if it doesn't exist yet. To use 'apply', always create the resource initially with either 'apply' or 'create --save-config'.
 
- JSON and YAML formats are accepted. This is client-side apply: kubectl GETs the object, and either POSTs it (created) or PATCHes it with a three-way strategic merge patch between the last applied configuration (an annotation), the file, and the live object (configured, or unchanged when there is nothing to send).`,
+ JSON and YAML formats are accepted. This is client-side apply: kubectl GETs the object, and either POSTs it (created) or PATCHes it with a three-way strategic merge patch between the last applied configuration (an annotation), the file, and the live object (configured, or unchanged when there is nothing to send). With --server-side kubectl sends the file as it is (an apply patch) and the API server merges it, recording which fields each field manager owns (serverside-applied).`,
 		Example: `  # Apply the configuration in web.yaml to a deployment
   kubectl apply -f web.yaml
 

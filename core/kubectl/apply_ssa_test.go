@@ -73,3 +73,17 @@ func TestApplyConflictRetries(t *testing.T) {
 		t.Errorf("%d PATCH requests, want %d:\n%s", n, 1+maxPatchRetry, errs)
 	}
 }
+
+// TestApplyServerSideOneConflict: two appliers, one field: the message
+// kubectl v1.32 prints against `kubetab cluster`.
+func TestApplyServerSideOneConflict(t *testing.T) {
+	e := newEnv(t)
+	e.files["web.yaml"] = applyWeb
+	e.files["ssa2.yaml"] = strings.Replace(applyWeb, "replicas: 2", "replicas: 4", 1)
+	e.mustRun("apply --server-side -f web.yaml --field-manager=a")
+	_, errs, code := e.run("apply --server-side -f ssa2.yaml --field-manager=b")
+	want := "error: Apply failed with 1 conflict: conflict with \"a\": .spec.replicas\nPlease review the fields above--they currently have other managers. Here\n"
+	if code != 1 || !strings.HasPrefix(errs, want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant it to start with:\n%s", code, errs, want)
+	}
+}
