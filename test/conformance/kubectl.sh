@@ -128,6 +128,11 @@ check "get nodes -o jsonpath range" 0 '^node-2 Ready$' -- get nodes -o 'jsonpath
 check "get nodes -o name" 0 '^node/node-3$' -- get nodes -o name
 check "get nodes -o custom-columns" 0 '^NAME +CPU$' -- get nodes -o custom-columns=NAME:.metadata.name,CPU:.status.capacity.cpu
 check "get node -o go-template" 0 '^node-1$' -- get node node-1 -o 'go-template={{.metadata.name}}'
+# A node registered without a kubelet (checked at the end, once the node
+# lifecycle controller's 50 s grace period has passed); unschedulable, so
+# no check's pod lands on it.
+printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"bare"},"spec":{"unschedulable":true}}' >"$work/bare.json"
+check "create a node without a kubelet" 0 '^node/bare created$' -- create -f "$work/bare.json"
 check "get unknown output format" 1 'unable to match a printer suitable for the output format "bogus"' -- get nodes -o bogus
 
 # --- create ---
@@ -348,6 +353,12 @@ check "drain held back by the pdb" 1 'Cannot evict pod as it would violate the p
 check "uncordon after the drain" 0 "^node/$node uncordoned\$" -- uncordon "$node"
 check "the pod is still there" 0 '^exec-target +1/1 +Running' -- get pod exec-target
 check "delete pdb" 0 '^poddisruptionbudget.policy "exec-pdb" deleted' -- delete pdb exec-pdb
+
+# --- the node lifecycle controller: a node whose kubelet never posted ---
+check "a node without a kubelet is Unknown" 0 '^bare +Unknown,SchedulingDisabled ' -- get node bare
+until_ok 120 "the controller writes its Ready condition" '^Unknown NodeStatusNeverUpdated Kubelet never posted node status\.$' -- get node bare -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason} {.status.conditions[?(@.type=="Ready")].message}'
+check "its conditions: Kubelet never posted node status." 0 '^  Ready +Unknown .* NodeStatusNeverUpdated +Kubelet never posted node status\.$' -- describe node bare
+check "delete the node without a kubelet" 0 '^node "bare" deleted' -- delete node bare
 
 echo
 echo "kubectl conformance: $passed passed, $failed failed"
