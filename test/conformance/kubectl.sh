@@ -260,12 +260,14 @@ check "exec -i, stdin at EOF" 0 '^hello: done after 0 ticks, exit code 0$' -- ex
 # stdin reaches the command (hello --stdin echoes each line), streamed.
 check "exec -i with input" 0 '^hello: stdin: hi there$' -- exec -i exec-target -- hello --stdin <<<"hi there"
 check "attach to an unknown pod" 1 '^Error from server \(NotFound\): pods "nope" not found$' -- attach nope
-# kubetab's limit, answered with a message (no upstream pattern):
-# guests have no stdin and keep their output in the log, so attach is
-# refused with the reason, and run --attach falls back to the logs (above).
-check "attach (refused, with the reason)" 1 '^Error from server \(BadRequest\): kubetab cannot attach to a running container' -- attach exec-target
-# WASI containers have no terminal, so -t (which needs a terminal on
-# kubectl's stdin: script(1) gives it one) is refused.
+# attach joins the container's own process: its output from now on (hello
+# ticks every second, so kubectl is stopped after 4 s: timeout's 124).
+printf '#!/usr/bin/env bash\nexec timeout 4 "$REAL_KUBECTL" "$@"\n' >"$work/for-4s"
+chmod +x "$work/for-4s"
+REAL_KUBECTL=$KUBECTL KUBECTL=$work/for-4s check "attach streams the output" 124 '^hello: tick [0-9]+$' -- attach exec-target
+# exec -it: kubectl needs a terminal on its stdin (script(1) gives it a
+# pty); the container's sh gets one too (the runtime's line discipline):
+# it prompts, runs the typed lines, and exit ends the session with its code.
 if command -v script >/dev/null; then
   cat >"$work/in-tty" <<'EOF'
 #!/usr/bin/env bash
@@ -273,7 +275,12 @@ exec script -qec "$(printf '%q ' "$REAL_KUBECTL" "$@")" /dev/null
 EOF
   chmod +x "$work/in-tty"
   export REAL_KUBECTL=$KUBECTL
-  KUBECTL=$work/in-tty check "exec -it (no terminals)" 1 'Error from server \(BadRequest\): kubetab cannot allocate a TTY' -- exec -it exec-target -- hello --ticks=0 </dev/null
+  printf 'echo tty-$HOSTNAME\nexit 5\n' >"$work/tty-in"
+  KUBECTL=$work/in-tty check "exec -it sh on a pty: the prompt" 5 '^/ # ' -- exec -it exec-target -- sh <"$work/tty-in"
+  KUBECTL=$work/in-tty check "exec -it sh on a pty: the output" 5 '^tty-exec-target' -- exec -it exec-target -- sh <"$work/tty-in"
+  # run -it: the pod's sh has stdin and a terminal, and attach joins it.
+  printf 'echo attached-$HOSTNAME\nexit 4\n' >"$work/attach-in"
+  KUBECTL=$work/in-tty check "run -it --rm busybox -- sh (attach on a pty)" 4 '^attached-debug' -- run -it --rm debug --image=busybox --restart=Never -- sh <"$work/attach-in"
 fi
 
 # --- a userland in every container (issue #13): exec resolves the command
