@@ -82,7 +82,9 @@ cmd_build() {
   GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o "$DIST/kubetab.wasm" ./wasm
   cp "$(wasm_exec_dir)/wasm_exec.js" "$DIST/wasm_exec.js"
   log "service worker build line, .gz and .br copies (site/build -finish)"
-  go run ./site/build -finish -out "$DIST" -brotli "${KUBETAB_BROTLI:-11}"
+  # kubetab.wasm at brotli q11 takes minutes of CPU; a day-to-day build uses
+  # q9 for it (KUBETAB_BROTLI_LARGE), ./build.sh site and bench use q11.
+  go run ./site/build -finish -out "$DIST" -brotli 11 -brotli-large "${KUBETAB_BROTLI_LARGE:-9}"
   log "bin/kubetab"
   mkdir -p bin
   go build -trimpath -o bin/kubetab ./cmd/kubetab
@@ -170,7 +172,7 @@ cmd_test() {
 }
 
 cmd_bench() {
-  cmd_build
+  KUBETAB_BROTLI_LARGE=${KUBETAB_BROTLI_LARGE:-11} cmd_build
   log "wire size of a first visit (every file the page, its worker and its service worker fetch)"
   go run ./site/build -sizes -out "$DIST"
   log "Go benchmarks (core)"
@@ -191,7 +193,7 @@ cmd_bench() {
 # works at a host's root or under a sub-path; README.md ("Any static host")
 # lists the headers a host should send.
 cmd_site() {
-  cmd_build
+  KUBETAB_BROTLI_LARGE=${KUBETAB_BROTLI_LARGE:-11} cmd_build
   local out=$ROOT/bin/site
   log "static site into $out"
   rm -rf "$out"

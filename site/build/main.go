@@ -3,7 +3,7 @@
 // JavaScript build tool.
 //
 //	go run ./site/build [-src site/src] [-out site/dist] [-lessons lessons] [-minify=true]
-//	go run ./site/build -finish [-out site/dist] [-brotli 11]   after the wasm is in: sw.js, .br and .gz copies
+//	go run ./site/build -finish [-out site/dist] [-brotli 11] [-brotli-large 11]   after the wasm is in: sw.js, .br and .gz copies
 //	go run ./site/build -sizes [-out site/dist]   the wire size of a first visit, file by file
 //
 // Outputs: main.js + main.css (the page, with xterm.js), worker.js (the Web
@@ -45,6 +45,7 @@ func main() {
 	sizes := flag.Bool("sizes", false, "print the wire size of a first visit instead of building")
 	finish := flag.Bool("finish", false, "after kubetab.wasm and wasm_exec.js are in -out: write the service worker's build line and the .br and .gz copies")
 	brotliQ := flag.Int("brotli", 11, "brotli quality of the .br copies (-finish)")
+	brotliLarge := flag.Int("brotli-large", 11, "brotli quality of the .br copies of files over 4 MB (-finish; q11 of kubetab.wasm takes minutes of CPU)")
 	flag.Parse()
 	if *lessons == "" {
 		*lessons = filepath.Join(*src, "..", "..", "lessons")
@@ -59,7 +60,7 @@ func main() {
 		run = func() error { return printSizes(os.Stdout, *out) }
 	}
 	if *finish {
-		run = func() error { return finishSite(*out, *brotliQ) }
+		run = func() error { return finishSite(*out, *brotliQ, *brotliLarge) }
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "site/build:", err)
@@ -230,7 +231,7 @@ func copyFile(from, to string) error {
 // copy (name.gz) and a brotli copy (name.br, with Node's zlib) beside it,
 // which kubetab serve sends to browsers that accept them and a static host
 // can send as they are.
-func finishSite(dir string, brotliQuality int) error {
+func finishSite(dir string, brotliQuality, largeQuality int) error {
 	version, err := site.WriteServiceWorker(dir)
 	if err != nil {
 		return err
@@ -251,12 +252,12 @@ func finishSite(dir string, brotliQuality int) error {
 			return err
 		}
 	}
-	node := exec.Command("node", append([]string{filepath.Join(buildDir(), "brotli.mjs"), strconv.Itoa(brotliQuality)}, paths...)...)
+	node := exec.Command("node", append([]string{filepath.Join(buildDir(), "brotli.mjs"), strconv.Itoa(brotliQuality), strconv.Itoa(largeQuality)}, paths...)...)
 	node.Stdout, node.Stderr = os.Stdout, os.Stderr
 	if err := node.Run(); err != nil {
 		return fmt.Errorf("brotli (node): %w", err)
 	}
-	fmt.Printf("site/build: build %s, %d files, .gz and .br (q%d) beside %d of them\n", version, len(names), brotliQuality, len(paths))
+	fmt.Printf("site/build: build %s, %d files, .gz and .br (q%d, q%d over 4 MB) beside %d of them\n", version, len(names), brotliQuality, largeQuality, len(paths))
 	return nil
 }
 
