@@ -247,10 +247,16 @@ func finishSite(dir string, brotliQuality, largeQuality int) error {
 			continue
 		}
 		p := filepath.Join(dir, filepath.FromSlash(name))
+		if upToDate(p) {
+			continue
+		}
 		paths = append(paths, p)
 		if err := writeGzip(p); err != nil {
 			return err
 		}
+	}
+	if len(paths) == 0 {
+		return nil
 	}
 	node := exec.Command("node", append([]string{filepath.Join(buildDir(), "brotli.mjs"), strconv.Itoa(brotliQuality), strconv.Itoa(largeQuality)}, paths...)...)
 	node.Stdout, node.Stderr = os.Stdout, os.Stderr
@@ -259,6 +265,22 @@ func finishSite(dir string, brotliQuality, largeQuality int) error {
 	}
 	fmt.Printf("site/build: build %s, %d files, .gz and .br (q%d, q%d over 4 MB) beside %d of them\n", version, len(names), brotliQuality, largeQuality, len(paths))
 	return nil
+}
+
+// upToDate reports whether p's .gz and .br copies are newer than p (a
+// second -finish on the same build recompresses only what changed).
+func upToDate(p string) bool {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return false
+	}
+	for _, suffix := range []string{".gz", ".br"} {
+		ci, err := os.Stat(p + suffix)
+		if err != nil || !ci.ModTime().After(fi.ModTime()) {
+			return false
+		}
+	}
+	return true
 }
 
 // buildDir is this command's source folder (brotli.mjs lives there).
