@@ -53,7 +53,12 @@
 //     verifier both use it.
 //   - trace: the hops of every request, in order, from kubectl to the
 //     kubelet's CNI and CRI calls; the console's `trace` command prints
-//     them, so the path above can be watched as it happens.
+//     them, so the path above can be watched as it happens. The API server
+//     serves them, the store's keys and step mode as flow.kubetab.dev
+//     resources (hops, storekeys, stepmodes, pendingwrites; docs/api.md).
+//   - step: step mode. A pausable clock under every component, and the
+//     gate at the API server that holds the components' writes until the
+//     learner releases them one at a time.
 //   - eventloop: in the browser the whole control plane shares one thread;
 //     the scheduler's loops and the guests hand it back to the JavaScript
 //     event loop every few milliseconds, so the page never freezes.

@@ -28,6 +28,7 @@ func newClusterCommand() *cobra.Command {
 		addr       string
 		kubeconfig string
 		nodes      int
+		dataDir    string
 	)
 	cmd := &cobra.Command{
 		Use:   "cluster",
@@ -37,7 +38,11 @@ and its nodes (kubelets running WebAssembly containers) in this process, serve
 the Kubernetes API on --addr, and write a kubeconfig for kubectl.
 
   kubetab cluster --kubeconfig /tmp/kubetab.yaml &
-  KUBECONFIG=/tmp/kubetab.yaml kubectl get nodes`,
+  KUBECONFIG=/tmp/kubetab.yaml kubectl get nodes
+
+With --data-dir the store is kept on disk, as etcd keeps it: stop the cluster
+(or lose the machine's power) and start it again with the same directory, and
+every object whose write kubectl saw succeed is there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkLoopbackAddr(addr); err != nil {
@@ -48,7 +53,7 @@ the Kubernetes API on --addr, and write a kubeconfig for kubectl.
 				return err
 			}
 			server := "http://" + ln.Addr().String()
-			c, err := cluster.New(cluster.Config{Nodes: nodes, Images: images.New(), ExternalAddress: ln.Addr().String()})
+			c, err := cluster.New(cluster.Config{Nodes: nodes, Images: images.New(), ExternalAddress: ln.Addr().String(), DataDir: dataDir})
 			if err != nil {
 				return err
 			}
@@ -86,6 +91,7 @@ the Kubernetes API on --addr, and write a kubeconfig for kubectl.
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:6443", "address to serve the Kubernetes API on (loopback by default)")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "write a kubeconfig for this cluster to this path")
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of nodes")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "keep the cluster's store in this directory (a write-ahead log synced before each write is acknowledged, and snapshots), so a restart keeps every object; empty keeps it in memory")
 	return cmd
 }
 

@@ -1,8 +1,13 @@
 package apiserver
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -11,23 +16,68 @@ import (
 // attachPattern is where pods/attach is served.
 const attachPattern = "/api/v1/namespaces/{namespace}/pods/{name}/attach"
 
-// errNoAttach answers pods/attach. Upstream it joins the standard streams
-// of the container's running process; kubetab's runtime keeps a guest's
-// output only in its log and gives it no stdin, so there is nothing to
-// join. kubectl run --attach (and -i) falls back to streaming the logs
-// when it reads this, printing it as the reason; kubectl attach prints it.
-var errNoAttach = apierrors.NewBadRequest("kubetab cannot attach to a running container: its output is in the container's log (kubectl logs -f POD) and it reads no stdin; kubectl exec runs a command in it")
+// AttachProvider joins the standard streams of a container's own process
+// until it ends or ctx does; the kubelet of the pod's node implements it
+// (upstream: kube-apiserver proxies pods/attach to the kubelet's /attach).
+// stdin is nil unless the client asked for it.
+type AttachProvider interface {
+	Attach(ctx context.Context, pod *corev1.Pod, container string, stdin io.Reader, stdout, stderr io.Writer) error
+}
 
-// podAttach serves pods/attach: the pod is looked up first (a missing pod
-// is a 404, as upstream), then refused with errNoAttach.
+// AttachProviderFunc adapts a function to AttachProvider.
+type AttachProviderFunc func(ctx context.Context, pod *corev1.Pod, container string, stdin io.Reader, stdout, stderr io.Writer) error
+
+// Attach calls f.
+func (f AttachProviderFunc) Attach(ctx context.Context, pod *corev1.Pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return f(ctx, pod, container, stdin, stdout, stderr)
+}
+
+// errNoAttach answers pods/attach where nothing streams it: without a
+// Config.Attach, in the browser build, and for a request that does not
+// upgrade to a WebSocket. kubectl run --attach (and -i) falls back to
+// streaming the logs when it reads this, printing it as the reason.
+var errNoAttach = apierrors.NewBadRequest("kubetab cannot attach to a running container here: attach streams over a WebSocket from the native kubetab cluster (kubectl logs -f POD shows the output; kubectl exec runs a command in it)")
+
+// podAttach serves pods/attach: the pod and container are looked up first
+// (a missing pod is a 404, as upstream), then the streams are joined over a
+// WebSocket, as exec's are (exec_stream.go).
 func (s *Server) podAttach(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost && r.Method != http.MethodGet {
 		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/attach"}, strings.ToLower(r.Method)))
 		return
 	}
-	if _, err := s.requestPod(r); err != nil {
+	pod, err := s.requestPod(r)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeError(w, r, errNoAttach)
+	if s.cfg.Attach == nil || !isUpgrade(r) {
+		writeError(w, r, errNoAttach)
+		return
+	}
+	container := r.URL.Query().Get("container")
+	if container == "" {
+		if len(pod.Spec.Containers) != 1 {
+			names := make([]string, 0, len(pod.Spec.Containers))
+			for _, c := range pod.Spec.Containers {
+				names = append(names, c.Name)
+			}
+			writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %v", pod.Name, names)))
+			return
+		}
+		container = pod.Spec.Containers[0].Name
+	}
+	valid := false
+	for _, c := range pod.Spec.Containers {
+		valid = valid || c.Name == container
+	}
+	switch {
+	case !valid:
+		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", container, pod.Name)))
+		return
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("cannot attach a container in a completed pod; current phase is %s", pod.Status.Phase)))
+		return
+	}
+	s.attachUpgrade(w, r, pod, container)
 }

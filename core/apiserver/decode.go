@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,7 +46,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, want schema.Grou
 	case "application/yaml", "application/x-yaml", "text/yaml":
 		original := data
 		if data, err = yaml.YAMLToJSON(data); err != nil {
-			return apierrors.NewBadRequest(fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml: %v", err))
+			return unrecognized(want, err, original)
 		}
 		// Converting YAML to JSON keeps the last of duplicate keys; the
 		// strict conversion finds them, as upstream's strict serializer
@@ -152,7 +153,7 @@ func unsupportedMedia(string) error {
 func decodeJSON(w http.ResponseWriter, validation string, data []byte, want schema.GroupVersionKind, obj runtime.Object, pre ...string) error {
 	var tm metav1.TypeMeta
 	if err := json.Unmarshal(data, &tm); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", want.Kind, want.Version, want.Kind, jsonErr(err)))
+		return unrecognized(want, fmt.Errorf("couldn't get version/kind; json parse error: %w", err), data)
 	}
 	gv := want.GroupVersion().String()
 	if tm.APIVersion != "" && tm.APIVersion != gv {
@@ -206,6 +207,37 @@ func yamlWarnings(msg string) []string {
 		}
 	}
 	return []string{msg}
+}
+
+// unrecognized is upstream's answer (transformDecodeError) for a body the
+// serializer cannot read far enough to find its apiVersion and kind: not
+// JSON (YAML sent as JSON: kubectl create --raw sends no Content-Type),
+// or YAML that does not parse. It quotes the start of the body:
+//
+//	the object provided is unrecognized (must be of type ConfigMap):
+//	couldn't get version/kind; json parse error: invalid character 'a'
+//	looking for beginning of value (61706956657273696f6e3a2076310a6b ...)
+func unrecognized(want schema.GroupVersionKind, err error, body []byte) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", want.Kind, err, summarizeBody(body, 30)))
+}
+
+// summarizeBody is upstream's summarizeData: the first max bytes, as text
+// when the body looks like JSON and in hex otherwise, with " ..." when cut.
+func summarizeBody(data []byte, max int) string {
+	switch {
+	case len(data) == 0:
+		return "<empty>"
+	case data[0] == '{':
+		if len(data) > max {
+			return string(data[:max]) + " ..."
+		}
+		return string(data)
+	default:
+		if len(data) > max {
+			return hex.EncodeToString(data[:max]) + " ..."
+		}
+		return hex.EncodeToString(data)
+	}
 }
 
 func jsonErr(err error) string {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/kubetab/kubetab/core/internal/tty"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,11 +78,13 @@ import (
 // Not here: SPDY/3.1, the older transport kubectl falls back to when the
 // WebSocket upgrade fails (an error before the upgrade, such as a bad
 // container name, is answered as a plain Status to both, so kubectl prints
-// it), and terminals: kubetab's containers are WASI programs, which have
-// none, so tty=true (kubectl exec -t) is refused before the upgrade
-// (errNoTTY). Running without one would leave the learner's terminal in the
-// raw mode kubectl puts it in, expecting a remote terminal to echo what they
-// type, turn Ctrl-C into a signal and "\n" into "\r\n"; nothing would.
+// it).
+//
+// Terminals: with tty=true (kubectl exec -t) the command gets a terminal
+// (package tty carries the request to the kubelet, whose runtime is the
+// terminal's line discipline: it echoes, edits the line, turns Ctrl-C into
+// a signal and "\n" into "\r\n", as the kernel's pty does upstream); the
+// client's resize messages on channel 4 reach it, the latest kept.
 
 // execProtocols are the subprotocols served, best first.
 var execProtocols = []string{remotecommand.StreamProtocolV5Name, remotecommand.StreamProtocolV4Name}
@@ -100,18 +104,27 @@ const (
 	execStdinFrames = 16
 )
 
-// errNoTTY is the answer to tty=true (kubectl exec -t). Before the upgrade,
-// so that kubectl prints it as is (and so does its SPDY fallback).
-var errNoTTY = apierrors.NewBadRequest("kubetab cannot allocate a TTY: its containers are WASI programs, which have no terminal; run kubectl exec without -t")
-
 // execUpgrade serves an exec whose request asks to switch protocols, once
 // the pod, container and command have been checked (podExec).
 func (s *Server) execUpgrade(w http.ResponseWriter, r *http.Request, pod *corev1.Pod, container string, cmd []string) {
+	s.streamUpgrade(w, r, cmd, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+		return s.cfg.Exec.Exec(ctx, pod, container, cmd, stdin, stdout, stderr)
+	})
+}
+
+// attachUpgrade serves an attach the way execUpgrade serves an exec: the
+// same channels, ended by a Success status when the process ends.
+func (s *Server) attachUpgrade(w http.ResponseWriter, r *http.Request, pod *corev1.Pod, container string) {
+	s.streamUpgrade(w, r, nil, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+		return 0, s.cfg.Attach.Attach(ctx, pod, container, stdin, stdout, stderr)
+	})
+}
+
+// streamUpgrade upgrades r to a WebSocket speaking the channel protocol and
+// runs run on its streams; cmd names the command in a non-zero exit status.
+func (s *Server) streamUpgrade(w http.ResponseWriter, r *http.Request, cmd []string, run func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error)) {
 	q := r.URL.Query()
-	if execOption(q, "tty", false) {
-		writeError(w, r, errNoTTY)
-		return
-	}
+	ttyOn := execOption(q, "tty", false)
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("kubetab streams pods/exec over a WebSocket (%s), not %q", strings.Join(execProtocols, ", "), r.Header.Get("Upgrade"))))
 		return
@@ -146,11 +159,18 @@ func (s *Server) execUpgrade(w http.ResponseWriter, r *http.Request, pod *corev1
 		frames = make(chan []byte, execStdinFrames)
 		stdin = &stdinReader{frames: frames}
 	}
+	// tty=true (kubectl exec -t): the kubelet gives the command a terminal,
+	// whose sizes come on the resize channel.
+	var sizes chan tty.Size
+	if ttyOn {
+		sizes = make(chan tty.Size, 1)
+		ctx = tty.With(ctx, &tty.Terminal{Resize: sizes})
+	}
 	received := make(chan struct{})
 	go func() {
 		defer close(received)
 		defer cancel()
-		receive(conn, conn.Subprotocol() == remotecommand.StreamProtocolV5Name, frames, ended)
+		receive(conn, conn.Subprotocol() == remotecommand.StreamProtocolV5Name, frames, sizes, ended)
 	}()
 	finish := func(st *metav1.Status) {
 		close(ended)
@@ -185,7 +205,7 @@ func (s *Server) execUpgrade(w http.ResponseWriter, r *http.Request, pod *corev1
 	if stderrOn {
 		stderr = channelWriter{conn, remotecommand.StreamStdErr}
 	}
-	code, err := s.cfg.Exec.Exec(ctx, pod, container, cmd, stdin, stdout, stderr)
+	code, err := run(ctx, stdin, stdout, stderr)
 	switch {
 	case err == nil:
 		st := exitStatus(cmd, code)
@@ -229,7 +249,7 @@ func offeredProtocols(r *http.Request) []string {
 // channels the client does not write, as upstream drops it. While it reads,
 // the library answers the client's pings (kubectl pings every 5 s and gives
 // up after a minute without a pong). frames is nil without stdin.
-func receive(conn *websocket.Conn, v5 bool, frames chan<- []byte, ended <-chan struct{}) {
+func receive(conn *websocket.Conn, v5 bool, frames chan<- []byte, sizes chan tty.Size, ended <-chan struct{}) {
 	stdinOpen := frames != nil
 	closeStdin := func() {
 		if stdinOpen {
@@ -255,6 +275,17 @@ func receive(conn *websocket.Conn, v5 bool, frames chan<- []byte, ended <-chan s
 			}
 			if data[0] == remotecommand.StreamStdIn {
 				closeStdin()
+			}
+		case ch == remotecommand.StreamResize && sizes != nil:
+			var sz struct{ Width, Height uint16 }
+			if json.Unmarshal(data, &sz) == nil {
+				// Keep the latest size only: a terminal being resized
+				// sends many.
+				select {
+				case <-sizes:
+				default:
+				}
+				sizes <- tty.Size{Width: sz.Width, Height: sz.Height}
 			}
 		case ch == remotecommand.StreamStdIn && stdinOpen:
 			select {

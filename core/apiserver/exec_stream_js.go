@@ -17,3 +17,8 @@ import (
 func (s *Server) execUpgrade(w http.ResponseWriter, r *http.Request, _ *corev1.Pod, _ string, _ []string) {
 	writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("kubetab serves pods/exec without streaming in the browser: upgrading to %q is not supported; POST the command instead", r.Header.Get("Upgrade"))))
 }
+
+// attachUpgrade refuses, as execUpgrade does.
+func (s *Server) attachUpgrade(w http.ResponseWriter, r *http.Request, _ *corev1.Pod, _ string) {
+	writeError(w, r, errNoAttach)
+}

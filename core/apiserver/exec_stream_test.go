@@ -211,8 +211,7 @@ func TestPodExecStreamErrorsBeforeUpgrade(t *testing.T) {
 		{"no such pod", "GET", "nope/exec?command=ls", ws, 404, `"message":"pods \"nope\" not found"`},
 		{"no command", "GET", "one/exec", ws, 400, `"message":"you must specify at least 1 command"`},
 		{"no stream", "GET", "one/exec?command=ls&stdout=false&stderr=false", ws, 400, `"message":"you must specify at least 1 of stdin, stdout, stderr"`},
-		{"tty", "GET", "one/exec?command=ls&stdin=true&tty=true", ws, 400, `"message":"kubetab cannot allocate a TTY: its containers are WASI programs, which have no terminal; run kubectl exec without -t"`},
-		{"tty over SPDY", "POST", "one/exec?command=ls&tty=true", spdy, 400, `cannot allocate a TTY`},
+		{"tty over SPDY", "POST", "one/exec?command=ls&tty=true", spdy, 400, `kubetab streams pods/exec over a WebSocket`},
 		{"unknown subprotocol", "GET", "one/exec?command=ls", append(ws[:8:8], "Sec-WebSocket-Protocol", "channel.k8s.io, base64.channel.k8s.io"), 400,
 			`"message":"requested protocol(s) are not supported: [channel.k8s.io base64.channel.k8s.io]; supports [v5.channel.k8s.io v4.channel.k8s.io]"`},
 		{"no subprotocol", "GET", "one/exec?command=ls", ws[:8], 400, `requested protocol(s) are not supported: []`},
@@ -228,6 +227,21 @@ func TestPodExecStreamErrorsBeforeUpgrade(t *testing.T) {
 				t.Errorf("%s %s = %d %s\nwant %d with %s", tt.method, tt.path, code, body, tt.code, tt.want)
 			}
 		})
+	}
+}
+
+// TestPodExecStreamTTY: tty=true gives the command a terminal, whose sizes
+// come from the resize channel (4); without it there is none.
+func TestPodExecStreamTTY(t *testing.T) {
+	f := newExecFixture(t)
+	conn := dial(t, f.base+"one/exec?command=term&stdin=true&tty=true&stderr=false", v5)
+	send(t, conn, append([]byte{4}, `{"Width":120,"Height":40}`...))
+	if s := readAll(t, conn); s.out[1] != "terminal 120x40\n" {
+		t.Errorf("with tty: %+v", s)
+	}
+	conn = dial(t, f.base+"one/exec?command=term", v5)
+	if s := readAll(t, conn); s.out[1] != "no terminal\n" {
+		t.Errorf("without tty: %+v", s)
 	}
 }
 

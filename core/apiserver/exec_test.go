@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/internal/tty"
 )
 
 func TestPodExec(t *testing.T) {
@@ -153,6 +154,17 @@ func newExecFixture(t *testing.T) *execFixture {
 				<-f.release
 				fmt.Fprintln(stdout, "second")
 				return 0, nil
+			case "term":
+				// Reports the terminal the request asked for, and its
+				// first size.
+				t := tty.From(ctx)
+				if t == nil {
+					fmt.Fprintln(stdout, "no terminal")
+					return 0, nil
+				}
+				sz := <-t.Resize
+				fmt.Fprintf(stdout, "terminal %dx%d\n", sz.Width, sz.Height)
+				return 0, nil
 			case "wait":
 				<-ctx.Done()
 				f.gone <- ctx.Err()
@@ -184,7 +196,7 @@ func TestPodAttach(t *testing.T) {
 		code         int
 		want         string
 	}{
-		{"POST", "one/attach?stdout=true", 400, `"message":"kubetab cannot attach to a running container: its output is in the container's log (kubectl logs -f POD)`},
+		{"POST", "one/attach?stdout=true", 400, `"message":"kubetab cannot attach to a running container here: attach streams over a WebSocket`},
 		{"GET", "one/attach?stdin=true&tty=true", 400, `"reason":"BadRequest"`},
 		{"POST", "nope/attach", 404, `"message":"pods \"nope\" not found"`},
 		{"PUT", "one/attach", 405, `"reason":"MethodNotAllowed"`},

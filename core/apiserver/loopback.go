@@ -32,11 +32,12 @@ import (
 //
 // LoopbackOnly closes both: it answers only requests whose Host names the
 // served address or a loopback name, and it refuses a request body without
-// a Content-Type (the API server already answers a body in any type but
-// JSON, YAML or protobuf with 415). kube-apiserver reads a body without a
-// Content-Type as JSON; kubetab refuses it, since nothing else stands
-// between such a request and the cluster. Real kubectl, client-go and
-// kubetab's page always send a Content-Type with a body.
+// a Content-Type that comes from a web page (the API server already answers
+// a body in any type but JSON, YAML or protobuf with 415). A browser marks
+// every request that is not a GET or HEAD with an Origin header (the Fetch
+// standard), which no command-line client sends. kube-apiserver reads a
+// body without a Content-Type as JSON, and so does kubetab for those
+// clients: `kubectl create --raw -f FILE` sends none.
 
 // LoopbackOnly wraps the API handler h for serving at served (host:port,
 // the listener's address): see above.
@@ -50,12 +51,18 @@ func LoopbackOnly(h http.Handler, served string) http.Handler {
 			writeError(w, r, forbiddenHost(r.Host, served))
 			return
 		}
-		if r.Header.Get("Content-Type") == "" && hasBody(r) {
+		if r.Header.Get("Content-Type") == "" && hasBody(r) && fromPage(r) {
 			writeError(w, r, unsupportedMedia(""))
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// fromPage says whether a request was sent by a web page: browsers add
+// Origin to every request but GET and HEAD, and Sec-Fetch-Site to all.
+func fromPage(r *http.Request) bool {
+	return r.Header.Get("Origin") != "" || r.Header.Get("Sec-Fetch-Site") != ""
 }
 
 // loopbackHost says whether a request's Host header names the served host

@@ -43,6 +43,9 @@ const (
 type output struct {
 	mediaType string // "application/json" or "application/yaml"
 	shape     outputShape
+	// include is the Table's includeObject (None, Metadata, Object); see
+	// table.go.
+	include metav1.IncludeObjectPolicy
 }
 
 // acceptedMediaTypes is what the 406 answer lists.

@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
-	"github.com/kubetab/kubetab/core/printers"
 )
 
 // requestInfo is what the path and method say (upstream:
@@ -153,6 +152,10 @@ func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, err)
 			return
 		}
+		if info.Out.include, err = includeObject(r, info.Out); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	if who := traceComponent(r); who != "" && s.reg.Trace() != nil {
 		var tw *tracedWriter
@@ -191,7 +194,7 @@ func (s *Server) writeObject(w http.ResponseWriter, info requestInfo, code int, 
 	if _, isStatus := obj.(*metav1.Status); !isStatus {
 		switch info.Out.shape {
 		case shapeTable:
-			t, err := printers.ToTable(obj, s.now())
+			t, err := toTable(obj, info.Out.include, s.now())
 			if err != nil {
 				return apierrors.NewInternalError(err)
 			}

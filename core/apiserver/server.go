@@ -74,6 +74,8 @@ type Config struct {
 	Logs LogProvider
 	// Exec serves pods/exec (exec.go); nil answers 503.
 	Exec ExecProvider
+	// Attach serves pods/attach (attach.go); nil refuses it.
+	Attach AttachProvider
 	// PortForward serves pods/portforward (portforward.go); nil answers 503.
 	PortForward PortForwardProvider
 	// PodNetwork carries pods/proxy and services/proxy to the pods

@@ -121,8 +121,12 @@ func TestBadInputStoresNothing(t *testing.T) {
 		code              int
 		msg               string
 	}{
-		{"malformed json", "application/json", `{"apiVersion":`, 400, "cannot be handled as a Pod"},
-		{"malformed yaml", "application/yaml", "a: [b", 400, "unknown format"},
+		{"malformed json", "application/json", `{"apiVersion":`, 400, `the object provided is unrecognized (must be of type Pod): couldn't get version/kind; json parse error: unexpected end of JSON input ({"apiVersion":)`},
+		{"malformed yaml", "application/yaml", "a: [b", 400, "the object provided is unrecognized (must be of type Pod): yaml: line 1: did not find expected ',' or ']' (613a205b62)"},
+		{"YAML sent as JSON (kubectl create --raw)", "application/json", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: raw\n", 400,
+			"the object provided is unrecognized (must be of type Pod): couldn't get version/kind; json parse error: invalid character 'a' looking for beginning of value (61706956657273696f6e3a2076310a6b696e643a20506f640a6d65746164 ...)"},
+		{"YAML body", "application/yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \"Web_1\"\nspec:\n  containers: [{name: a, image: hello}]\n", 422, `metadata.name: Invalid value: "Web_1"`},
+		{"empty body", "application/json", "", 400, "the object provided is unrecognized (must be of type Pod): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)"},
 		{"wrong kind", "application/json", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"x"}}`, 400, `no kind "Service" is registered`},
 		{"wrong apiVersion", "application/json", `{"apiVersion":"apps/v1","kind":"Pod","metadata":{"name":"x"}}`, 400, "does not match the expected API version (v1)"},
 		{"invalid name", "application/json", strings.Replace(podJSON, `"web"`, `"Web_1"`, 1), 422, `metadata.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain`},

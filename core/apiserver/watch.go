@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
-	"github.com/kubetab/kubetab/core/printers"
 	"github.com/kubetab/kubetab/core/store"
 )
 
@@ -229,7 +228,7 @@ func (ws *watchStream) send(ev watch.Event) bool {
 	if ev.Type != watch.Error && ev.Type != watch.Bookmark {
 		switch ws.out.shape {
 		case shapeTable:
-			t, err := printers.ToTable(obj, ws.s.now())
+			t, err := toTable(obj, ws.out.include, ws.s.now())
 			if err != nil {
 				obj = &apierrors.NewInternalError(err).ErrStatus
 			} else {

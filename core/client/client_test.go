@@ -132,3 +132,53 @@ func TestQueueDedupAndBackoff(t *testing.T) {
 		t.Fatalf("cap: %v", d)
 	}
 }
+
+// An informer whose handler stalls falls behind; the store drops its watch
+// once the queue holds WatcherQueueBytesLimit (the API server's 410), and
+// the informer lists again and ends with every change.
+func TestInformerRelistsAfterFallingBehind(t *testing.T) {
+	reg, err := registry.Default(registry.Config{Store: store.New(store.Config{WatcherQueueBytesLimit: 64 << 10})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(reg, "test")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := c.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	inf := NewInformer(c.Pods(), "", registry.ListOptions{})
+	release := make(chan struct{})
+	var once sync.Once
+	inf.AddHandler(Handler[*corev1.Pod]{OnAdd: func(*corev1.Pod) { once.Do(func() { <-release }) }})
+	go inf.Run(ctx)
+	WaitForCacheSync(ctx, inf.HasSynced)
+	w, err := c.Pods().Watch(ctx, "", registry.ListOptions{ResourceVersion: fmt.Sprint(reg.KV().Revision())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for i := 0; i < 300; i++ { // ~300 KB of pods: far past the 64 KiB queue
+		p := pod(fmt.Sprintf("p%d", i), "")
+		p.Annotations = map[string]string{"pad": string(make([]byte, 1000))}
+		if _, err := c.Pods().Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A watcher that is not reading is told to relist with 410 Gone.
+	deadline := time.After(10 * time.Second)
+	for gone := false; !gone; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch ended without 410 Gone")
+			}
+			st, isStatus := ev.Object.(*metav1.Status)
+			gone = isStatus && ev.Type == "ERROR" && st.Code == 410
+		case <-deadline:
+			t.Fatal("the slow watcher was not told 410 Gone")
+		}
+	}
+	close(release)
+	eventually(t, "the stalled informer to relist all 300 pods", func() bool { return len(inf.List()) == 300 })
+}

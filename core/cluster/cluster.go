@@ -28,6 +28,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -57,6 +58,7 @@ import (
 	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 	"github.com/kubetab/kubetab/core/step"
 	"github.com/kubetab/kubetab/core/store"
+	"github.com/kubetab/kubetab/core/store/wal"
 	"github.com/kubetab/kubetab/core/trace"
 )
 
@@ -80,6 +82,11 @@ type Config struct {
 	ExternalAddress string
 	// TraceSize is how many hops the trace keeps; 0 is trace.DefaultSize.
 	TraceSize int
+	// DataDir, when set, keeps the store on disk there (core/store/wal: a
+	// write-ahead log synced before each write is acknowledged, and
+	// snapshots), so a restarted cluster has every acknowledged write and
+	// its controllers reconcile from there. Natively only.
+	DataDir string
 }
 
 // NodeSpec is one node: its name, capacity, and the labels and taints its
@@ -172,6 +179,8 @@ type Cluster struct {
 	synced    []func() bool // the HasSynced of the control plane's components
 
 	net networkState // kube-proxies and cluster DNS (network.go)
+
+	wal *wal.Log // the store's write-ahead log, with Config.DataDir
 }
 
 // kubeletRun is one Run of a node's kubelet: cancel stops it, done closes
@@ -269,7 +278,14 @@ func New(cfg Config) (*Cluster, error) {
 		}
 		c.nodes = append(c.nodes, n)
 	}
-	c.Store = store.New(cfg.Store)
+	if cfg.DataDir != "" {
+		var err error
+		if c.Store, c.wal, err = wal.Open(cfg.DataDir, cfg.Store); err != nil {
+			return nil, fmt.Errorf("cluster: data directory: %w", err)
+		}
+	} else {
+		c.Store = store.New(cfg.Store)
+	}
 	c.Trace = trace.New(cfg.TraceSize, cfg.Clock)
 	reg, err := registry.Default(registry.Config{Store: c.Store, Clock: cfg.Clock, Metrics: kubeletMetrics{c}, Trace: c.Trace})
 	if err != nil {
@@ -279,7 +295,7 @@ func New(cfg Config) (*Cluster, error) {
 	c.Step = step.NewGate(stepClock)
 	reg.SetStepGate(c.Step)
 	c.API, err = apiserver.New(apiserver.Config{
-		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec),
+		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec), Attach: apiserver.AttachProviderFunc(c.podAttach),
 		PortForward:     apiserver.PortForwardProviderFunc(c.podPortForward),
 		PodNetwork:      apiserver.PodNetworkFunc(c.podHTTPHandler),
 		Decisions:       apiserver.DecisionProviderFunc(c.schedulingDecision),
@@ -410,6 +426,9 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	runners = append(runners, dc, rsc, gc, sched)
 	// kube-apiserver compacts etcd every 5 minutes (on the cluster's clock).
 	runners = append(runners, &registry.Compactor{Store: c.Store, Clock: clk})
+	if c.wal != nil {
+		runners = append(runners, walCheckpointer{c.Store, c.wal})
+	}
 	c.mu.Lock()
 	for _, n := range c.nodes {
 		if err := c.newKubeletLocked(n); err != nil {
@@ -587,6 +606,34 @@ func (c *Cluster) RemoveNode(ctx context.Context, name string) error {
 		return fmt.Errorf("cluster: delete node %s: %w", name, err)
 	}
 	return nil
+}
+
+// walCheckpointer snapshots the store when its log has grown, so a restart
+// replays little, and once more when the cluster stops (then closes the
+// log). It polls on the real clock: disk use is not cluster time.
+type walCheckpointer struct {
+	s *store.Store
+	l *wal.Log
+}
+
+// walCheckpointBytes is the log size that triggers a snapshot.
+const walCheckpointBytes = 16 << 20
+
+func (w walCheckpointer) Run(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			err := w.l.Checkpoint(w.s)
+			w.l.Close()
+			return err
+		case <-t.C:
+			if w.l.Size() > walCheckpointBytes {
+				_ = w.l.Checkpoint(w.s)
+			}
+		}
+	}
 }
 
 // Kubelet returns the kubelet of a node.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/wasm/images"
 )
@@ -163,5 +164,32 @@ func TestUnschedulablePodStaysPending(t *testing.T) {
 	p, _ := cl.Pods().Get(ctx, "default", "big")
 	if p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending {
 		t.Fatalf("pod bound to %q phase %s", p.Spec.NodeName, p.Status.Phase)
+	}
+}
+
+// With DataDir a new cluster on the same directory has the objects of the
+// one before it (the crash test is core/store/wal's).
+func TestDataDirKeepsObjects(t *testing.T) {
+	dir := t.TempDir()
+	c1, err := cluster.New(cluster.Config{Images: images.New(), Nodes: 1, DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := client.For[*corev1.ConfigMap](c1.Client("test"), "", "configmaps")
+	if _, err := cms.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "keep", Namespace: "default"}, Data: map[string]string{"a": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	rev := c1.Store.Revision()
+	// The first cluster never ran: its log stays open, as after a kill -9.
+	c2, err := cluster.New(cluster.Config{Images: images.New(), Nodes: 1, DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := client.For[*corev1.ConfigMap](c2.Client("test"), "", "configmaps").Get(context.Background(), "default", "keep")
+	if err != nil || cm.Data["a"] != "1" {
+		t.Fatalf("after a restart: %v %v", cm, err)
+	}
+	if c2.Store.Revision() < rev {
+		t.Fatalf("the revision went back: %d -> %d", rev, c2.Store.Revision())
 	}
 }

@@ -27,6 +27,7 @@ import (
 // kubelet's server on port 10250, which kube-apiserver dials).
 var (
 	_ apiserver.ExecProvider        = (*kubelet.Kubelet)(nil)
+	_ apiserver.AttachProvider      = (*kubelet.Kubelet)(nil)
 	_ apiserver.LogProvider         = (*kubelet.Kubelet)(nil)
 	_ apiserver.PortForwardProvider = (*kubelet.Kubelet)(nil)
 )
@@ -49,6 +50,18 @@ func (c *Cluster) podExec(ctx context.Context, pod *corev1.Pod, container string
 		return 0, apierrors.NewInternalError(fmt.Errorf("error dialing backend: the kubelet of node %q is not running", pod.Spec.NodeName))
 	}
 	return k.Exec(ctx, pod, container, cmd, stdin, stdout, stderr)
+}
+
+// podAttach routes an attach to the kubelet of the pod's node.
+func (c *Cluster) podAttach(ctx context.Context, pod *corev1.Pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
+	k, ok := c.Kubelet(pod.Spec.NodeName)
+	if !ok {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("no kubelet for node %q", pod.Spec.NodeName))
+	}
+	if !c.NodeRunning(pod.Spec.NodeName) {
+		return apierrors.NewInternalError(fmt.Errorf("error dialing backend: the kubelet of node %q is not running", pod.Spec.NodeName))
+	}
+	return k.Attach(ctx, pod, container, stdin, stdout, stderr)
 }
 
 // podPortForward routes a forwarded connection to the kubelet of the pod's

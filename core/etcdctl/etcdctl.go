@@ -33,6 +33,10 @@
 //     names and strings readable. The real etcdctl prints those bytes raw;
 //     this one shows control bytes as '.' (as hexdump -C does) so they cannot
 //     drive the console's terminal. -w json carries the exact bytes.
+//   - get and watch have one flag the real etcdctl lacks: --decode prints each
+//     value as the YAML of the object it holds (as the auger tool does for a
+//     real etcd), so a learner can read what kube-apiserver stored. Without
+//     it the output is etcdctl's.
 //   - A JSON header carries the revision only: kubetab's store has no cluster
 //     or member IDs and no raft term.
 //   - `endpoint status` shows what this store has (revision, compacted
@@ -107,9 +111,21 @@ func rpcError(err error) error {
 	return err
 }
 
+// Decoder turns a stored value back into the object kube-apiserver wrote,
+// as YAML; the registry's codecs do it (registry.Registry.DecodeYAML). It is
+// what `get --decode` prints instead of the protobuf bytes.
+type Decoder func(kv store.KeyValue) ([]byte, error)
+
+// Option configures a Run.
+type Option func(*session)
+
+// WithDecoder lets get and watch decode values (--decode).
+func WithDecoder(d Decoder) Option { return func(s *session) { s.decode = d } }
+
 // session is one Run: the store, the streams and the global flags.
 type session struct {
 	ctx       context.Context
+	decode    Decoder // nil: --decode is refused
 	store     *store.Store
 	streams   IOStreams
 	writeOut  string   // -w: simple, json, table, fields, protobuf
@@ -120,7 +136,7 @@ type session struct {
 // "etcdctl". It returns the exit code. Cancelling ctx (Ctrl-C) ends a watch,
 // which then returns 0. A panic (a bug) is reported as an error instead of
 // taking the whole cluster down with it in the browser.
-func Run(ctx context.Context, args []string, streams IOStreams, s *store.Store) (code int) {
+func Run(ctx context.Context, args []string, streams IOStreams, s *store.Store, opts ...Option) (code int) {
 	if streams.In == nil {
 		streams.In = strings.NewReader("")
 	}
@@ -137,6 +153,9 @@ func Run(ctx context.Context, args []string, streams IOStreams, s *store.Store) 
 		}
 	}()
 	sess := &session{ctx: ctx, store: s, streams: streams}
+	for _, o := range opts {
+		o(sess)
+	}
 	root := sess.rootCommand()
 	if args == nil {
 		args = []string{} // nil would make cobra read os.Args

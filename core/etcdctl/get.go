@@ -1,6 +1,8 @@
 package etcdctl
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kubetab/kubetab/core/store"
@@ -9,6 +11,7 @@ import (
 // getOptions are get's flags.
 type getOptions struct {
 	prefix, fromKey, keysOnly, valueOnly bool
+	decode                               bool // kubetab's --decode
 	rev, limit                           int64
 }
 
@@ -24,7 +27,10 @@ store has not compacted it. Each object's metadata.resourceVersion is the
 mod revision of its key.`,
 		Example: `  etcdctl get /registry/pods --prefix --keys-only
   etcdctl get /registry/pods/default/web-1 -w json
-  etcdctl get /registry/pods/default/web-1 --rev 42`,
+  etcdctl get /registry/pods/default/web-1 --rev 42
+
+  # kubetab only: the value decoded from protobuf to the object's YAML
+  etcdctl get /registry/deployments/default/web --decode`,
 		RunE: func(cmd *cobra.Command, args []string) error { return s.get(o, args) },
 	}
 	f := cmd.Flags()
@@ -34,6 +40,7 @@ mod revision of its key.`,
 	f.BoolVar(&o.keysOnly, "keys-only", false, "Get only the keys")
 	f.BoolVar(&o.valueOnly, "print-value-only", false, `Only write values when using the "simple" output format`)
 	f.Int64Var(&o.limit, "limit", 0, "Maximum number of results")
+	f.BoolVar(&o.decode, "decode", false, decodeUsage)
 	return cmd
 }
 
@@ -76,6 +83,9 @@ func (s *session) get(o *getOptions, args []string) error {
 	if o.valueOnly && s.writeOut != "simple" {
 		return fail(ExitBadArgs, "print-value-only is only for `--write-out=simple`")
 	}
+	if err := s.checkDecode(o.decode, o.keysOnly); err != nil {
+		return err
+	}
 	count := int64(len(kvs))
 	more := false
 	if o.limit > 0 && count > o.limit {
@@ -95,7 +105,44 @@ func (s *session) get(o *getOptions, args []string) error {
 		})
 	}
 	for _, kv := range kvs {
+		if o.decode && !o.keysOnly {
+			if err := s.printDecoded(o.valueOnly, kv); err != nil {
+				return err
+			}
+			continue
+		}
 		printKV(s.streams.Out, o.valueOnly, kv.Key, kv.Value)
 	}
+	return nil
+}
+
+const decodeUsage = "kubetab only: print each value decoded from kube-apiserver's protobuf to the object's YAML (the real etcdctl prints the bytes)"
+
+// checkDecode refuses --decode where it cannot apply.
+func (s *session) checkDecode(decode, keysOnly bool) error {
+	switch {
+	case !decode:
+		return nil
+	case s.writeOut != "simple":
+		return fail(ExitBadArgs, "--decode is only for `--write-out=simple`")
+	case s.decode == nil:
+		return fail(ExitBadFeature, "--decode is not available: this etcdctl has no decoder for the API server's values")
+	}
+	return nil
+}
+
+// printDecoded prints a key and, on the lines after it, its value as YAML.
+func (s *session) printDecoded(valueOnly bool, kv store.KeyValue) error {
+	out, err := s.decode(kv)
+	if err != nil {
+		return fail(ExitError, "decode %s: %v", kv.Key, err)
+	}
+	if !valueOnly {
+		fmt.Fprintln(s.streams.Out, kv.Key)
+	}
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	s.streams.Out.Write(out)
 	return nil
 }

@@ -171,8 +171,8 @@ func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt 
 			if len(g.Reasons) > 0 {
 				reason += ": " + strings.Join(g.Reasons, ", ")
 			}
-			for _, n := range g.Nodes {
-				fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\n", n, passed, ranFilters(a.FilterPlugins, skippedF), g.Plugin, reason)
+			for i, n := range g.Nodes {
+				fmt.Fprintf(tw, "%s\t%d/%d\t%s\t%s\n", n, passed, ranFilters(a.FilterPlugins, skippedF), g.Plugin, nodeReason(g, i))
 			}
 			if more := g.Count - len(g.Nodes); more > 0 {
 				fmt.Fprintf(tw, "(%d more)\t%d/%d\t%s\t%s\n", more, passed, ranFilters(a.FilterPlugins, skippedF), g.Plugin, reason)
@@ -192,7 +192,7 @@ func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt 
 
 	if hasScores(a) {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Scores: normalized (0-100) × weight; the raw score in parentheses. Highest total wins.")
+		fmt.Fprintln(w, "Scores: each cell is normalized (0-100) × weight, with (raw → normalized). Highest total wins.")
 		fmt.Fprintln(w)
 		var cols []schedv1alpha1.ScorePlugin
 		ran := map[string]bool{}
@@ -225,7 +225,7 @@ func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt 
 				cell := "-"
 				for _, s := range f.Scores {
 					if s.Plugin == c.Name {
-						cell = fmt.Sprintf("%d (%d)", s.Weighted, s.Raw)
+						cell = fmt.Sprintf("%d (%d → %d)", s.Weighted, s.Raw, s.Normalized)
 					}
 				}
 				row = append(row, cell)
@@ -239,6 +239,13 @@ func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt 
 		}
 		if a.SelectedNode != "" {
 			fmt.Fprintf(w, "* selected\n")
+		}
+		if t := a.Tie; t != nil {
+			names := strings.Join(t.Nodes, ", ")
+			if more := t.Count - len(t.Nodes); more > 0 {
+				names += fmt.Sprintf(" and %d more", more)
+			}
+			fmt.Fprintf(w, "Tie: %d nodes had the best total %d (%s); %s was picked %s\n", t.Count, t.Total, names, a.SelectedNode, t.Rule)
 		}
 	} else if a.Result == schedv1alpha1.ResultScheduled && len(a.Feasible) == 1 {
 		fmt.Fprintln(w)
@@ -254,6 +261,20 @@ func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt 
 			fmt.Fprintf(w, "Preemption: %s\n", strings.TrimPrefix(p.Message, "preemption: "))
 		}
 	}
+}
+
+// nodeReason is the REASON cell of the i-th node of a rejected group:
+// upstream's code and reasons, and kubetab's numbers where the record has
+// them ("Unschedulable: Insufficient cpu: requests 3, 0.5 of 4 free").
+func nodeReason(g schedv1alpha1.RejectedNodes, i int) string {
+	reason := g.Code
+	switch {
+	case i < len(g.Details) && g.Details[i] != "":
+		reason += ": " + g.Details[i]
+	case len(g.Reasons) > 0:
+		reason += ": " + strings.Join(g.Reasons, ", ")
+	}
+	return reason
 }
 
 // ranFilters counts the filter plugins that were not skipped.
@@ -319,4 +340,17 @@ func (d *describer) schedulingSummary(w *prefixWriter, pod *corev1.Pod) {
 		}
 	}
 	w.Write(level0, "Scheduling:\tattempt %d, %s (kubectl scheduling explain %s)\n", a.Attempt, what, pod.Name)
+	if a.Result == schedv1alpha1.ResultScheduled {
+		return
+	}
+	// Why each node said no, with the numbers (the explain table has the
+	// filters around them).
+	for _, g := range a.Rejected {
+		for i, n := range g.Nodes {
+			w.Write(level1, "%s:\t%s: %s\n", n, g.Plugin, nodeReason(g, i))
+		}
+		if more := g.Count - len(g.Nodes); more > 0 {
+			w.Write(level1, "(%d more):\t%s: %s\n", more, g.Plugin, nodeReason(g, len(g.Nodes)))
+		}
+	}
 }

@@ -68,7 +68,8 @@ var testDecision = &schedv1alpha1.SchedulingDecision{
 			SkippedFilters: []string{"NodeAffinity"},
 			Rejected: []schedv1alpha1.RejectedNodes{
 				{PluginStatus: schedv1alpha1.PluginStatus{Plugin: "TaintToleration", Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) had untolerated taint {dedicated: gpu}"}}, Count: 1, Nodes: []string{"node-1"}},
-				{PluginStatus: schedv1alpha1.PluginStatus{Plugin: "NodeResourcesFit", Code: "Unschedulable", Reasons: []string{"Insufficient memory"}}, Count: 2, Nodes: []string{"node-2", "node-3"}},
+				{PluginStatus: schedv1alpha1.PluginStatus{Plugin: "NodeResourcesFit", Code: "Unschedulable", Reasons: []string{"Insufficient memory"}}, Count: 2, Nodes: []string{"node-2", "node-3"},
+					Details: []string{"Insufficient memory: requests 6Gi, 3Gi of 8Gi free", "Insufficient memory: requests 6Gi, 5632Mi of 8Gi free"}},
 			},
 			Preemption: &schedv1alpha1.Preemption{Message: "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."},
 		},
@@ -84,48 +85,28 @@ var testDecision = &schedv1alpha1.SchedulingDecision{
 			},
 			Feasible: []schedv1alpha1.FeasibleNode{
 				{Name: "node-3", Total: 375, Scores: []schedv1alpha1.PluginScore{{Plugin: "TaintToleration", Raw: 0, Normalized: 100, Weighted: 300}, {Plugin: "NodeResourcesFit", Raw: 75, Normalized: 75, Weighted: 75}}},
-				{Name: "node-2", Total: 350, Scores: []schedv1alpha1.PluginScore{{Plugin: "TaintToleration", Raw: 0, Normalized: 100, Weighted: 300}, {Plugin: "NodeResourcesFit", Raw: 50, Normalized: 50, Weighted: 50}}},
+				{Name: "node-2", Total: 375, Scores: []schedv1alpha1.PluginScore{{Plugin: "TaintToleration", Raw: 0, Normalized: 100, Weighted: 300}, {Plugin: "NodeResourcesFit", Raw: 75, Normalized: 75, Weighted: 75}}},
 			},
+			Tie: &schedv1alpha1.Tie{Total: 375, Count: 2, Nodes: []string{"node-3", "node-2"}, Rule: "at random among the tied nodes (selectHost's reservoir sampling)"},
 		},
 	},
 }
 
 func TestSchedulingExplain(t *testing.T) {
 	cli := decisionCLI(t, testDecision)
-	out, errOut, code := runCLI(t, cli, "scheduling explain web")
-	want := `Pod:       default/web
-Attempt:   2 of 2, at 2026-11-29T12:00:10Z
-Result:    Scheduled on node-3
-Nodes:     3 in the cluster, 3 evaluated, 2 feasible
-
-Filters, in the order they run (a node stops at the first that says no):
-  1. NodeUnschedulable
-  2. TaintToleration
-  3. NodeAffinity (skipped: nothing to check for this pod)
-  4. NodeResourcesFit
-
-NODE     FILTERS PASSED   REJECTED BY       REASON
-node-1   1/3              TaintToleration   UnschedulableAndUnresolvable: node(s) had untolerated taint {dedicated: gpu}
-node-3   all                                feasible
-node-2   all                                feasible
-
-Scores: normalized (0-100) × weight; the raw score in parentheses. Highest total wins.
-
-NODE       TaintToleration ×3   NodeResourcesFit ×1   TOTAL
-node-3 *   300 (0)              75 (75)               375
-node-2     300 (0)              50 (50)               350
-Not scored (nothing to score for this pod): NodeAffinity
-* selected
-`
-	if code != 0 || out != want {
-		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, errOut, out, want)
+	// Every attempt, oldest first: filter reasons with the numbers, each
+	// score plugin's raw, normalized and weighted value, the tie.
+	out, errOut, code := runCLI(t, cli, "scheduling explain web --attempt=0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	golden(t, "scheduling-explain", out)
 
 	out, _, code = runCLI(t, cli, "scheduling explain pod/web --attempt=1")
 	for _, s := range []string{
 		"Result:    Unschedulable",
 		"Message:   0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient memory.",
-		"node-2   2/3              NodeResourcesFit   Unschedulable: Insufficient memory",
+		"node-2   2/3              NodeResourcesFit   Unschedulable: Insufficient memory: requests 6Gi, 3Gi of 8Gi free",
 		"\nPreemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.\n",
 	} {
 		if code != 0 || !strings.Contains(out, s) {
@@ -184,6 +165,27 @@ func TestDescribePodShowsSchedulingLine(t *testing.T) {
 	}
 	out, errOut, code := runCLI(t, cli, "describe pod web")
 	want := "attempt 2, Scheduled on node-3: 2 of 3 nodes feasible (kubectl scheduling explain web)\n"
+	// An unschedulable attempt adds each node's reason with its numbers.
+	unschedulable := d
+	unschedulable.Attempts = d.Attempts[:1]
+	d = unschedulable
+	out1, _, _ := runCLI(t, cli, "describe pod web")
+	var block []string
+	in := false
+	for _, l := range strings.Split(out1, "\n") {
+		switch {
+		case strings.HasPrefix(l, "Scheduling:"):
+			in = true
+		case in && !strings.HasPrefix(l, " "):
+			in = false
+		}
+		if in {
+			block = append(block, l)
+		}
+	}
+	golden(t, "describe-unschedulable", strings.Join(block, "\n")+"\n")
+	d = *testDecision
+	d.UID = unschedulable.UID
 	var line string
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, "Scheduling:") {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubetab/kubetab/core/internal/tty"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 )
 
@@ -48,7 +49,15 @@ func (kl *Kubelet) Exec(ctx context.Context, pod *corev1.Pod, container string, 
 	if id == "" {
 		return 0, notFound
 	}
-	code, err := kl.runtime.Exec(ctx, id, cmd, stdin, stdout, stderr)
+	var code int32
+	var err error
+	if t := tty.From(ctx); t != nil {
+		// kubectl exec -t: the runtime is the terminal's line discipline;
+		// stdout is the screen (stderr goes there too, as on a pty).
+		code, err = kl.runtime.ExecTTY(ctx, id, cmd, stdin, stdout, t.Resize)
+	} else {
+		code, err = kl.runtime.Exec(ctx, id, cmd, stdin, stdout, stderr)
+	}
 	switch {
 	case err == nil:
 		return int(code), nil
@@ -60,4 +69,34 @@ func (kl *Kubelet) Exec(ctx context.Context, pod *corev1.Pod, container string, 
 		return 0, apierrors.NewBadRequest(strings.TrimPrefix(err.Error(), "cri: invalid container config: "))
 	}
 	return 0, apierrors.NewInternalError(fmt.Errorf("failed to exec in container: %s", rpcError(err)))
+}
+
+// Attach joins the standard streams of a container's own process until it
+// ends or ctx does: what `kubectl attach POD` and `kubectl run -it` ask for
+// (upstream: the kubelet's /attach endpoint, then the runtime's Attach).
+// stdin reaches the process only when the container's spec says stdin: true.
+func (kl *Kubelet) Attach(ctx context.Context, pod *corev1.Pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if pod.Spec.NodeName != kl.nodeName {
+		return apierrors.NewInternalError(fmt.Errorf("pod %q is on node %q, not on %q", pod.Name, pod.Spec.NodeName, kl.nodeName))
+	}
+	if container == "" && len(pod.Spec.Containers) == 1 {
+		container = pod.Spec.Containers[0].Name
+	}
+	running := cri.ContainerRunning
+	id := ""
+	for _, c := range kl.runtime.ListContainers(cri.ContainerFilter{PodUID: string(pod.UID), State: &running}) {
+		if c.Name == container {
+			id = c.ID
+		}
+	}
+	if id == "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("container not found (%q)", container))
+	}
+	if err := kl.runtime.Attach(ctx, id, stdin, stdout, stderr); err != nil {
+		if errors.Is(err, cri.ErrContainerNotRunning) {
+			return apierrors.NewBadRequest(fmt.Sprintf("container not found (%q)", container))
+		}
+		return apierrors.NewInternalError(err)
+	}
+	return nil
 }

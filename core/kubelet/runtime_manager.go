@@ -382,6 +382,9 @@ func (kl *Kubelet) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 		WorkingDir:         c.WorkingDir,
 		MemoryLimitBytes:   mem,
 		CPULimitMillicores: cpu,
+		Stdin:              c.Stdin,
+		StdinOnce:          c.StdinOnce,
+		TTY:                c.TTY,
 		Labels: map[string]string{
 			labelPodName:       pod.Name,
 			labelPodNamespace:  pod.Namespace,

@@ -393,3 +393,26 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// BenchmarkParse parses the longest lesson of the course (the worker parses
+// a lesson an author opens, so it should take well under a frame).
+func BenchmarkParse(b *testing.B) {
+	files, _ := filepath.Glob("../../lessons/*/en.md")
+	var path string
+	var data []byte
+	for _, f := range files {
+		d, err := os.ReadFile(f)
+		if err == nil && len(d) > len(data) {
+			path, data = f, d
+		}
+	}
+	if data == nil {
+		b.Skip("no lessons")
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Parse(path, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -176,7 +177,10 @@ func TestAcceptanceDecisionRecordNamesEachNodesReason(t *testing.T) {
 	a := sd.Attempts[0]
 	wantRejected := []v1alpha1.RejectedNodes{
 		{PluginStatus: v1alpha1.PluginStatus{Plugin: "TaintToleration", Code: "UnschedulableAndUnresolvable", Reasons: []string{"node(s) had untolerated taint {dedicated: gpu}"}}, Count: 1, Nodes: []string{"node-1"}},
-		{PluginStatus: v1alpha1.PluginStatus{Plugin: "NodeResourcesFit", Code: "Unschedulable", Reasons: []string{"Insufficient memory"}}, Count: 1, Nodes: []string{"node-2"}},
+		// Upstream's reason, and the numbers behind it: node-2 has 8Gi, 7Gi
+		// of it requested by fill-2.
+		{PluginStatus: v1alpha1.PluginStatus{Plugin: "NodeResourcesFit", Code: "Unschedulable", Reasons: []string{"Insufficient memory"}}, Count: 1, Nodes: []string{"node-2"},
+			Details: []string{"Insufficient memory: requests 2Gi, 1Gi of 8Gi free"}},
 	}
 	// The order of the groups is the order the nodes were evaluated in.
 	if len(a.Rejected) != 2 || fmt.Sprint(a.Rejected) != fmt.Sprint(wantRejected) && fmt.Sprint([]v1alpha1.RejectedNodes{a.Rejected[1], a.Rejected[0]}) != fmt.Sprint(wantRejected) {
@@ -410,5 +414,25 @@ func TestAcceptanceOtherSchedulerName(t *testing.T) {
 	e.waitBound("ours")
 	if p := e.pod("theirs"); p.Spec.NodeName != "" || len(e.events("theirs")) != 0 || len(e.s.Decisions("default", "theirs")) != 0 {
 		t.Errorf("theirs was touched: node %q, events %v", p.Spec.NodeName, e.events("theirs"))
+	}
+}
+
+// Three identical empty nodes score the same: the record says so, and the
+// winner is one of them (selectHost picks at random among ties).
+func TestAcceptanceDecisionRecordsATie(t *testing.T) {
+	e := newEnv(t, Config{})
+	for _, n := range []string{"node-1", "node-2", "node-3"} {
+		e.createNode(st.MakeNode().Name(n).Capacity(nodeCapacity).Ready().Obj())
+	}
+	e.eventually("the cache has the nodes", func() (bool, string) { return e.s.Cache().NodeCount() == 3, "" })
+	e.createPod(st.MakePod().Name("web").Req(res{v1.ResourceCPU: "100m"}).Obj())
+	node := e.waitBound("web")
+	sd, ok := e.s.SchedulingDecision("default", "web")
+	if !ok || len(sd.Attempts) != 1 {
+		t.Fatalf("decision %+v", sd)
+	}
+	tie := sd.Attempts[0].Tie
+	if tie == nil || tie.Count != 3 || len(tie.Nodes) != 3 || !slices.Contains(tie.Nodes, node) || tie.Total != sd.Attempts[0].Feasible[0].Total {
+		t.Fatalf("tie %+v, bound to %s", tie, node)
 	}
 }

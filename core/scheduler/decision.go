@@ -71,6 +71,10 @@ type Decision struct {
 	Message string
 	// Preemption is what DefaultPreemption did, when it ran.
 	Preemption *PreemptionRecord
+	// Tied are the nodes that had the best total when more than one did
+	// (at most v1alpha1.MaxFeasibleNodes names); TiedCount counts them all.
+	Tied      []string
+	TiedCount int
 }
 
 // RejectedNodes are nodes one filter rejected with the same status.
@@ -82,6 +86,9 @@ type RejectedNodes struct {
 	// v1alpha1.MaxNodesPerGroup.
 	Count int
 	Nodes []string
+	// Details runs parallel to Nodes: the numbers behind each node's
+	// reasons ("" for none); nil when no node of the group has any.
+	Details []string
 }
 
 // FeasibleNode is a node that passed every filter.
@@ -171,7 +178,10 @@ func (d *Decision) NodeResult(node string) (rejectedBy *framework.Status, feasib
 }
 
 // recordNode notes a node's filter result; d may be nil (recording off).
-func (d *Decision) recordNode(name string, s *framework.Status) {
+func (d *Decision) recordNode(name string, s *framework.Status) { d.recordNodeDetail(name, s, "") }
+
+// recordNodeDetail is recordNode with the numbers behind a rejection.
+func (d *Decision) recordNodeDetail(name string, s *framework.Status, detail string) {
 	if d == nil {
 		return
 	}
@@ -190,6 +200,12 @@ func (d *Decision) recordNode(name string, s *framework.Status) {
 			g.Count++
 			if len(g.Nodes) < v1alpha1.MaxNodesPerGroup {
 				g.Nodes = append(g.Nodes, name)
+				if detail != "" && g.Details == nil {
+					g.Details = make([]string, len(g.Nodes)-1, v1alpha1.MaxNodesPerGroup)
+				}
+				if g.Details != nil {
+					g.Details = append(g.Details, detail)
+				}
 			}
 			return
 		}
@@ -198,7 +214,11 @@ func (d *Decision) recordNode(name string, s *framework.Status) {
 		d.RejectedOmitted++
 		return
 	}
-	d.Rejected = append(d.Rejected, RejectedNodes{Status: s, Count: 1, Nodes: []string{name}})
+	g := RejectedNodes{Status: s, Count: 1, Nodes: []string{name}}
+	if detail != "" {
+		g.Details = []string{detail}
+	}
+	d.Rejected = append(d.Rejected, g)
 }
 
 // recordScores keeps the best-scored nodes (ties in the order they were
@@ -233,6 +253,22 @@ func (d *Decision) recordScores(scores []framework.NodePluginScores, selected st
 			if scores[i].Name == selected {
 				top[len(top)-1] = i
 			}
+		}
+	}
+	// Ties at the best total: selectHost picks one of them at random.
+	d.Tied, d.TiedCount = nil, 0
+	if len(top) > 0 {
+		best := scores[top[0]].TotalScore
+		for i := range scores {
+			if scores[i].TotalScore == best {
+				d.TiedCount++
+				if len(d.Tied) < v1alpha1.MaxFeasibleNodes {
+					d.Tied = append(d.Tied, scores[i].Name)
+				}
+			}
+		}
+		if d.TiedCount < 2 {
+			d.Tied, d.TiedCount = nil, 0
 		}
 	}
 	d.Feasible = d.Feasible[:0]
@@ -287,7 +323,7 @@ func (d *Decision) toAPI() v1alpha1.Attempt {
 		a.PreFilter = &s
 	}
 	for _, g := range d.Rejected {
-		a.Rejected = append(a.Rejected, v1alpha1.RejectedNodes{PluginStatus: statusToAPI(g.Status), Count: g.Count, Nodes: g.Nodes})
+		a.Rejected = append(a.Rejected, v1alpha1.RejectedNodes{PluginStatus: statusToAPI(g.Status), Count: g.Count, Nodes: g.Nodes, Details: g.Details})
 	}
 	for _, f := range d.Feasible {
 		fn := v1alpha1.FeasibleNode{Name: f.Name, Total: f.TotalScore}
@@ -295,6 +331,12 @@ func (d *Decision) toAPI() v1alpha1.Attempt {
 			fn.Scores = append(fn.Scores, v1alpha1.PluginScore{Plugin: s.Name, Raw: s.Raw, Normalized: s.Normalized, Weighted: s.Score})
 		}
 		a.Feasible = append(a.Feasible, fn)
+	}
+	if d.TiedCount > 1 {
+		a.Tie = &v1alpha1.Tie{Count: d.TiedCount, Nodes: d.Tied, Rule: "at random among the tied nodes (selectHost's reservoir sampling)"}
+		if len(d.Feasible) > 0 {
+			a.Tie.Total = d.Feasible[0].TotalScore
+		}
 	}
 	if p := d.Preemption; p != nil {
 		a.Preemption = &v1alpha1.Preemption{NominatedNode: p.NominatedNode, Victims: p.Victims, Message: p.Message}

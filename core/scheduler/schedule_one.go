@@ -14,6 +14,7 @@ import (
 	"github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 	"github.com/kubetab/kubetab/core/scheduler/framework"
 	"github.com/kubetab/kubetab/core/scheduler/internal/yield"
+	"github.com/kubetab/kubetab/core/scheduler/plugins/noderesources"
 	"github.com/kubetab/kubetab/core/trace"
 )
 
@@ -326,7 +327,11 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, state *framewo
 		if st.Code() == framework.Error {
 			return nil, st.AsError()
 		}
-		rec.recordNode(n.Node().Name, st)
+		if rec != nil && !st.IsSuccess() && st.Plugin() == noderesources.Name {
+			rec.recordNodeDetail(n.Node().Name, st, resourceDetail(pod, n))
+		} else {
+			rec.recordNode(n.Node().Name, st)
+		}
 		if st.IsSuccess() {
 			feasible = append(feasible, n)
 		} else {

@@ -216,7 +216,7 @@ func (s *Session) register() error {
 	// etcdctl get /registry/pods --prefix --keys-only: the store as it is
 	// (read-only: writes go through the API server).
 	sh.Register("etcdctl", "read the store behind the API server (get, watch, endpoint status)", func(ctx context.Context, args []string, st console.Streams) int {
-		return etcdctl.Run(ctx, args, etcdctl.IOStreams{In: st.In, Out: st.Out, ErrOut: st.ErrOut}, s.Cluster().Store)
+		return etcdctl.Run(ctx, args, etcdctl.IOStreams{In: st.In, Out: st.Out, ErrOut: st.ErrOut}, s.Cluster().Store, etcdctl.WithDecoder(s.Cluster().Registry.DecodeYAML))
 	})
 	// trace web: every hop of the requests about web and what it made, from
 	// kubectl through the API server, etcd, the controllers and the

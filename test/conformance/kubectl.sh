@@ -128,6 +128,11 @@ check "get nodes -o jsonpath range" 0 '^node-2 Ready$' -- get nodes -o 'jsonpath
 check "get nodes -o name" 0 '^node/node-3$' -- get nodes -o name
 check "get nodes -o custom-columns" 0 '^NAME +CPU$' -- get nodes -o custom-columns=NAME:.metadata.name,CPU:.status.capacity.cpu
 check "get node -o go-template" 0 '^node-1$' -- get node node-1 -o 'go-template={{.metadata.name}}'
+# A node registered without a kubelet (checked at the end, once the node
+# lifecycle controller's 50 s grace period has passed); unschedulable, so
+# no check's pod lands on it.
+printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"bare"},"spec":{"unschedulable":true}}' >"$work/bare.json"
+check "create a node without a kubelet" 0 '^node/bare created$' -- create -f "$work/bare.json"
 check "get unknown output format" 1 'unable to match a printer suitable for the output format "bogus"' -- get nodes -o bogus
 
 # --- create ---
@@ -160,6 +165,9 @@ check "get pods -l" 0 '^web-[a-z0-9]+-[a-z0-9]{5} +1/1 +Running' -- get pods -l 
 check "get pods --field-selector" 0 '^pod/web-' -- get pods --field-selector=status.phase=Running -o name
 check "get pods -L" 0 '^NAME +READY +STATUS +RESTARTS +AGE +APP$' -- get pods -L app
 check "get pods --sort-by" 0 '^web-' -- get pods --sort-by=.metadata.name
+# --sort-by on a spec field needs the whole objects in the Table's rows
+# (includeObject=Object); without them kubectl prints "No resources found".
+check "get pods --sort-by a spec field" 0 '^web-' -- get pods --sort-by='{spec.containers[0].name}'
 check "get -w (bounded)" 0 '^web +2/2 +2 +2' -- get deployment web -w --request-timeout=2s
 check "get rs has pod-template-hash" 0 'pod-template-hash=' -- get rs --show-labels
 check "describe deployment" 0 '^Replicas: +2 desired \| 2 updated \| 2 total \| 2 available \| 0 unavailable$' -- describe deployment web
@@ -199,6 +207,18 @@ sed 's/name: api$/name: shop/; s/app: api$/app: shop/' "$work/api.yaml" >"$work/
 check "apply -f (created)" 0 '^deployment.apps/site created$' -- apply -f "$work/site.yaml"
 check "apply -f again (unchanged)" 0 '^deployment.apps/site unchanged$' -- apply -f "$work/site.yaml"
 check "apply -f changed (configured)" 0 '^deployment.apps/site configured$' -- apply -f "$work/site-2.yaml"
+check "apply -f changed: generation 2" 0 '^2$' -- get deployment site -o jsonpath='{.metadata.generation}'
+check "apply --server-side" 0 '^deployment.apps/site serverside-applied$' -- apply --server-side -f "$work/site-2.yaml"
+site_rv=$("$KUBECTL" get deployment site -o jsonpath='{.metadata.generation} {.metadata.resourceVersion}')
+check "apply --server-side again (no change)" 0 '^deployment.apps/site serverside-applied$' -- apply --server-side -f "$work/site-2.yaml"
+check "no-op apply keeps generation and resourceVersion" 0 "^${site_rv}\$" -- get deployment site -o jsonpath='{.metadata.generation} {.metadata.resourceVersion}'
+# kubectl create --raw posts the file as it is, with no Content-Type: read
+# as JSON (as upstream), so JSON is created and YAML gets the serializer's
+# error with the start of the body in hex.
+printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"raw-json"}}' >"$work/raw.json"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: raw-yaml\n' >"$work/raw.yaml"
+check "create --raw with JSON" 0 '"name":"raw-json"' -- create --raw /api/v1/namespaces/default/configmaps -f "$work/raw.json"
+check "create --raw with YAML" 1 "^Error from server \(BadRequest\): the object provided is unrecognized \(must be of type ConfigMap\): couldn't get version/kind; json parse error: invalid character 'a' looking for beginning of value \(61706956657273696f6e3a2076310a6b696e643a20436f6e6669674d6170 \.\.\.\)$" -- create --raw /api/v1/namespaces/default/configmaps -f "$work/raw.yaml"
 check "create -f" 0 '^deployment.apps/shop created$' -- create -f "$work/shop.yaml"
 check "create -f again" 1 'Error from server \(AlreadyExists\): error when creating ".*shop.yaml": deployments.apps "shop" already exists' -- create -f "$work/shop.yaml"
 check "patch --type merge" 0 '^deployment.apps/api patched$' -- patch deployment api --type merge -p '{"spec":{"replicas":3}}'
@@ -240,12 +260,14 @@ check "exec -i, stdin at EOF" 0 '^hello: done after 0 ticks, exit code 0$' -- ex
 # stdin reaches the command (hello --stdin echoes each line), streamed.
 check "exec -i with input" 0 '^hello: stdin: hi there$' -- exec -i exec-target -- hello --stdin <<<"hi there"
 check "attach to an unknown pod" 1 '^Error from server \(NotFound\): pods "nope" not found$' -- attach nope
-# kubetab's limit, answered with a message (no upstream pattern):
-# guests have no stdin and keep their output in the log, so attach is
-# refused with the reason, and run --attach falls back to the logs (above).
-check "attach (refused, with the reason)" 1 '^Error from server \(BadRequest\): kubetab cannot attach to a running container' -- attach exec-target
-# WASI containers have no terminal, so -t (which needs a terminal on
-# kubectl's stdin: script(1) gives it one) is refused.
+# attach joins the container's own process: its output from now on (hello
+# ticks every second, so kubectl is stopped after 4 s: timeout's 124).
+printf '#!/usr/bin/env bash\nexec timeout 4 "$REAL_KUBECTL" "$@"\n' >"$work/for-4s"
+chmod +x "$work/for-4s"
+REAL_KUBECTL=$KUBECTL KUBECTL=$work/for-4s check "attach streams the output" 124 '^hello: tick [0-9]+$' -- attach exec-target
+# exec -it: kubectl needs a terminal on its stdin (script(1) gives it a
+# pty); the container's sh gets one too (the runtime's line discipline):
+# it prompts, runs the typed lines, and exit ends the session with its code.
 if command -v script >/dev/null; then
   cat >"$work/in-tty" <<'EOF'
 #!/usr/bin/env bash
@@ -253,7 +275,12 @@ exec script -qec "$(printf '%q ' "$REAL_KUBECTL" "$@")" /dev/null
 EOF
   chmod +x "$work/in-tty"
   export REAL_KUBECTL=$KUBECTL
-  KUBECTL=$work/in-tty check "exec -it (no terminals)" 1 'Error from server \(BadRequest\): kubetab cannot allocate a TTY' -- exec -it exec-target -- hello --ticks=0 </dev/null
+  printf 'echo tty-$HOSTNAME\nexit 5\n' >"$work/tty-in"
+  KUBECTL=$work/in-tty check "exec -it sh on a pty: the prompt" 5 '^/ # ' -- exec -it exec-target -- sh <"$work/tty-in"
+  KUBECTL=$work/in-tty check "exec -it sh on a pty: the output" 5 '^tty-exec-target' -- exec -it exec-target -- sh <"$work/tty-in"
+  # run -it: the pod's sh has stdin and a terminal, and attach joins it.
+  printf 'echo attached-$HOSTNAME\nexit 4\n' >"$work/attach-in"
+  KUBECTL=$work/in-tty check "run -it --rm busybox -- sh (attach on a pty)" 4 '^attached-debug' -- run -it --rm debug --image=busybox --restart=Never -- sh <"$work/attach-in"
 fi
 
 # --- a userland in every container (issue #13): exec resolves the command
@@ -333,6 +360,12 @@ check "drain held back by the pdb" 1 'Cannot evict pod as it would violate the p
 check "uncordon after the drain" 0 "^node/$node uncordoned\$" -- uncordon "$node"
 check "the pod is still there" 0 '^exec-target +1/1 +Running' -- get pod exec-target
 check "delete pdb" 0 '^poddisruptionbudget.policy "exec-pdb" deleted' -- delete pdb exec-pdb
+
+# --- the node lifecycle controller: a node whose kubelet never posted ---
+check "a node without a kubelet is Unknown" 0 '^bare +Unknown,SchedulingDisabled ' -- get node bare
+until_ok 120 "the controller writes its Ready condition" '^Unknown NodeStatusNeverUpdated Kubelet never posted node status\.$' -- get node bare -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason} {.status.conditions[?(@.type=="Ready")].message}'
+check "its conditions: Kubelet never posted node status." 0 '^  Ready +Unknown .* NodeStatusNeverUpdated +Kubelet never posted node status\.$' -- describe node bare
+check "delete the node without a kubelet" 0 '^node "bare" deleted' -- delete node bare
 
 echo
 echo "kubectl conformance: $passed passed, $failed failed"

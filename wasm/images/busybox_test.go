@@ -2,7 +2,9 @@ package images_test
 
 import (
 	"context"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/utils/clock"
@@ -121,4 +123,49 @@ func TestSpawn(t *testing.T) {
 			t.Errorf("sh -c %q = %q, want it to contain %q", tt.cmd, got, tt.out)
 		}
 	}
+}
+
+// TestTerminal: sh on a terminal (kubectl exec -it) prompts, the runtime's
+// line discipline echoes and edits what is typed, output lines end in
+// "\r\n", and exit ends the session with its code.
+func TestTerminal(t *testing.T) {
+	rt, id := busyboxContainer(t, "busybox")
+	// Type each line once the shell prompts for it, as a learner does.
+	keys, typing := io.Pipe()
+	screen := &syncBuilder{b: &strings.Builder{}, prompted: make(chan struct{}, 10)}
+	go func() {
+		for _, line := range []string{"echo hx\x7fi\r", "echo $TERM\r", "exit 3\r"} {
+			<-screen.prompted
+			typing.Write([]byte(line))
+		}
+	}()
+	code, err := rt.ExecTTY(context.Background(), id, []string{"sh"}, keys, screen, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "/ # echo hx\b \bi\r\nhi\r\n/ # echo $TERM\r\nxterm\r\n/ # exit 3\r\n"
+	if got := screen.String(); code != 3 || got != want {
+		t.Errorf("ExecTTY = %d\n%q\nwant 3\n%q", code, got, want)
+	}
+}
+
+type syncBuilder struct {
+	mu       sync.Mutex
+	b        *strings.Builder
+	prompted chan struct{} // a prompt was written
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if strings.HasSuffix(string(p), "# ") {
+		s.prompted <- struct{}{}
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -31,6 +31,7 @@
 package registry
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -41,6 +42,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -706,8 +708,19 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 			uacc.SetResourceVersion(strconv.FormatInt(gone.ModRevision, 10))
 			return updated, nil
 		}
+		// A no-op update writes nothing and keeps the resourceVersion: like
+		// etcd3's GuaranteedUpdate, compare what would be stored, so a body
+		// that differs only in encoding (an empty list where the stored
+		// object has none) is no change.
 		if reflect.DeepEqual(updated, old) {
-			return old, nil // a no-op update writes nothing, as in etcd3 GuaranteedUpdate
+			return old, nil
+		}
+		data, err := s.encode(updated)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if bytes.Equal(data, cur.Value) {
+			return old, nil
 		}
 		var finish FinishFunc
 		if h, ok := s.Resource.Strategy.(UpdateHook); ok && opts.Subresource == "" {
@@ -724,10 +737,11 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 			done(true)
 			return updated, nil
 		}
-		data, err := s.encode(updated)
-		if err != nil {
-			done(false)
-			return nil, apierrors.NewInternalError(err)
+		if finish != nil { // the hook may have changed the object (a Service's new clusterIP)
+			if data, err = s.encode(updated); err != nil {
+				done(false)
+				return nil, apierrors.NewInternalError(err)
+			}
 		}
 		kv, err := s.reg.kv.Update(key, data, cur.ModRevision)
 		if errors.Is(err, store.ErrConflict) && expect == 0 {
@@ -834,11 +848,14 @@ func (s *Store) prepareUpdate(updated, old runtime.Object, sub string) error {
 	return nil
 }
 
-// specChanged compares the Spec fields; kinds without a spec never change generation.
+// specChanged compares the Spec fields semantically (upstream's
+// apiequality.Semantic.DeepEqual: an empty list equals none, quantities
+// compare by value), so an update that only re-sends the spec keeps
+// metadata.generation. Kinds without a spec never change generation.
 func specChanged(a, b runtime.Object) bool {
 	sa, ok1 := fieldOf(a, "Spec")
 	sb, ok2 := fieldOf(b, "Spec")
-	return ok1 && ok2 && !reflect.DeepEqual(sa.Interface(), sb.Interface())
+	return ok1 && ok2 && !apiequality.Semantic.DeepEqual(sa.Interface(), sb.Interface())
 }
 
 // fieldOf returns the named field of a pointer-to-struct object.

@@ -1,8 +1,12 @@
 package registry
 
 import (
-	"github.com/kubetab/kubetab/core/store"
+	"fmt"
+
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubetab/kubetab/core/store"
 )
 
 // StoreOfKey is the store whose resource keeps an etcd key, with the
@@ -22,4 +26,19 @@ func (r *Registry) StoreOfKey(key string) (s *Store, namespace, name string) {
 // which keeps only the latest values.
 func (s *Store) DecodeValue(kv store.KeyValue) (k8sruntime.Object, error) {
 	return s.decodeFresh(kv)
+}
+
+// DecodeYAML decodes a stored key's value to the YAML of its object, with
+// apiVersion, kind and the resourceVersion the key's mod revision: what
+// the console's `etcdctl get KEY --decode` prints.
+func (r *Registry) DecodeYAML(kv store.KeyValue) ([]byte, error) {
+	s, _, _ := r.StoreOfKey(kv.Key)
+	if s == nil {
+		return nil, fmt.Errorf("no resource of the API server keeps %s", kv.Key)
+	}
+	obj, err := s.DecodeValue(kv)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(obj)
 }

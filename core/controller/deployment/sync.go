@@ -174,9 +174,26 @@ func (dc *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment
 		if !ok {
 			return nil, err // the cache will catch up; retry then
 		}
-		if ref := metav1.GetControllerOfNoCopy(rs); ref != nil && ref.UID == d.UID && equalIgnoreHash(&d.Spec.Template, &rs.Spec.Template) {
+		sameTemplate := equalIgnoreHash(&d.Spec.Template, &rs.Spec.Template)
+		ref := metav1.GetControllerOfNoCopy(rs)
+		if ref != nil && ref.UID == d.UID && sameTemplate {
 			created, err = rs, nil
 			break
+		}
+		previous := ref == nil || (ref.Kind == controllerKind.Kind && ref.Name == d.Name)
+		if sameTemplate && previous {
+			// Not a hash collision: the ReplicaSet of this very template,
+			// still controlled by the previous Deployment of this name (the
+			// collector has not orphaned it yet after `delete
+			// --cascade=orphan`, or our cache has not seen it), or already an
+			// orphan our claim has not adopted. (Owned by anything else, it
+			// is a collision, handled below.) A new hash would only give
+			// the template a second ReplicaSet. Retry: once it is an orphan,
+			// getReplicaSetsForDeployment adopts it and it is the new one.
+			// (Upstream bumps collisionCount here too; it only takes the
+			// stale-cache path rarely, kubetab's caches often enough for a
+			// learner to see: one run in five.)
+			return nil, fmt.Errorf("replica set %s/%s of the same template is not controlled by deployment %s (yet): %w", rs.Namespace, rs.Name, d.Name, err)
 		}
 		// Move the hash aside: a new collisionCount gives a new hash.
 		if d.Status.CollisionCount == nil {

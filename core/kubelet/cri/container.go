@@ -137,6 +137,10 @@ type ContainerConfig struct {
 	Deadline time.Time
 	// Labels are copied to the status, for ListContainers' LabelSelector.
 	Labels map[string]string
+	// Stdin gives the container's own process a stdin that Attach feeds
+	// (the pod spec's stdin); StdinOnce closes it at the first attach's
+	// end; TTY puts the process on a terminal (see attach.go, tty.go).
+	Stdin, StdinOnce, TTY bool
 }
 
 // ContainerStatus is one container as the runtime sees it: upstream's
@@ -230,6 +234,7 @@ type container struct {
 	cancel     context.CancelFunc // ends the guest; set by StartContainer
 	done       chan struct{}      // closed when the guest's goroutine has ended; nil before start
 	log        containerLog
+	attach     *attachPoint       // the main process's streams; set by runGuest
 	procs      map[int32]*process // running instances by PID: the main one is 1
 	nextPID    int32
 }
@@ -335,6 +340,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 		log:      newContainerLog(r.maxLogBytes),
 		procs:    map[int32]*process{},
 		nextPID:  2, // 1 is the container's own process
+		attach:   newAttachPoint(cfg.Stdin),
 	}
 	c.cfg.Command = append([]string(nil), cfg.Command...)
 	c.cfg.Args = append([]string(nil), cfg.Args...)
@@ -595,13 +601,9 @@ func (c *container) runGuest(ctx context.Context) (code int32, reason, message s
 	g.pages.Store(c.prog.minPages)
 	c.mu.Lock()
 	c.guest = g
+	iio := c.mainIO(ctx)
 	c.mu.Unlock()
-	return c.instance(ctx, g, c.prog, instanceIO{
-		pid:    1,
-		argv:   c.argv,
-		stdout: logWriter{c: c, stream: Stdout},
-		stderr: logWriter{c: c, stream: Stderr},
-	}, c.wasKilled)
+	return c.instance(ctx, g, c.prog, iio, c.wasKilled)
 }
 
 // instanceIO is what differs between a container's own instance and an
@@ -612,8 +614,9 @@ type instanceIO struct {
 	ownEnv         bool     // env is the whole environment (a spawned process's)
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	tty            bool  // the process is on a terminal (kubectl exec -t)
-	pid            int32 // 1 for the container's own process; 0: the next free PID
+	tty            bool           // the process is on a terminal (kubectl exec -t)
+	pid            int32          // 1 for the container's own process; 0: the next free PID
+	started        func(*process) // called with the process once it has a PID
 }
 
 // instance instantiates prog as one guest of the container, a process
@@ -626,6 +629,9 @@ func (c *container) instance(ctx context.Context, g *guest, prog *program, iio i
 	p := c.startProcess(iio.argv, iio.pid, cancel)
 	defer c.endProcess(p)
 	g.proc = p
+	if iio.started != nil {
+		iio.started(p)
+	}
 	g.host = &hostState{c: c, iio: iio}
 	defer func() {
 		for _, b := range g.host.bodies {

@@ -272,6 +272,12 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error
 			size += len(f.Data)
 		}
 	}
+	// Each program's digest once per pull, not at every container's start.
+	for i := range all {
+		if all[i].Link == "" && strings.HasPrefix(string(all[i].Data[:min(len(all[i].Data), 4)]), "\x00asm") {
+			all[i].digest = Digest(all[i].Data)
+		}
+	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()

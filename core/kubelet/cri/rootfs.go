@@ -49,6 +49,8 @@ type File struct {
 	// image (an absolute path listed before it): BusyBox's applets are
 	// links to /bin/busybox. Data and Mode are then the target's.
 	Link string
+
+	digest string // Digest(Data), filled in by PullImage for the image's programs
 }
 
 // The default search path of a container whose image sets no PATH: the one
@@ -128,7 +130,7 @@ func (d *MemDir) putFile(f File, shared bool) {
 	}
 	n := d.newNode(mode)
 	if shared {
-		n.data, n.shared = f.Data, true
+		n.data, n.shared, n.digest = f.Data, true, f.digest
 	} else {
 		n.data = append([]byte(nil), f.Data...)
 	}

@@ -6,6 +6,7 @@ package controllertest
 import (
 	"context"
 	"fmt"
+	"github.com/kubetab/kubetab/core/trace"
 	"sync"
 	"testing"
 	"time"
@@ -40,6 +41,8 @@ type Env struct {
 	// so retries with back-off on the fake clock still happen. Zero it
 	// while a test controls time itself.
 	Step time.Duration
+	// Trace records the components' requests (NewTracedEnv); nil otherwise.
+	Trace *trace.Recorder
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -48,13 +51,30 @@ type Env struct {
 // NewEnv returns an Env; its controllers stop when the test ends.
 func NewEnv(t *testing.T) *Env {
 	t.Helper()
+	return newEnv(t, false)
+}
+
+// NewTracedEnv is NewEnv with a trace (core/trace) of every request the
+// components send, in Env.Trace: a test can wait for a controller's call
+// ("deployment-controller tried to create web-... and got 409").
+func NewTracedEnv(t *testing.T) *Env {
+	t.Helper()
+	return newEnv(t, true)
+}
+
+func newEnv(t *testing.T, traced bool) *Env {
+	t.Helper()
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	reg, err := registry.Default(registry.Config{Store: store.New(store.Config{}), Clock: clk})
+	var rec *trace.Recorder
+	if traced {
+		rec = trace.New(0, clk)
+	}
+	reg, err := registry.Default(registry.Config{Store: store.New(store.Config{}), Clock: clk, Trace: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Env{T: t, Ctx: ctx, Registry: reg, Client: client.New(reg, "test"), Clock: clk, Step: 10 * time.Millisecond, cancel: cancel}
+	e := &Env{T: t, Ctx: ctx, Registry: reg, Client: client.New(reg, "test"), Clock: clk, Step: 10 * time.Millisecond, Trace: rec, cancel: cancel}
 	t.Cleanup(func() {
 		cancel()
 		e.wg.Wait()

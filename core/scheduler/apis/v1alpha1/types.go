@@ -129,6 +129,8 @@ type Attempt struct {
 	Feasible []FeasibleNode `json:"feasible,omitempty"`
 	// FeasibleOmitted counts feasible nodes not listed.
 	FeasibleOmitted int `json:"feasibleOmitted,omitempty"`
+	// Tie is set when more than one node had the best total.
+	Tie *Tie `json:"tie,omitempty"`
 	// Preemption is what PostFilter (DefaultPreemption) did when no node
 	// fit.
 	Preemption *Preemption `json:"preemption,omitempty"`
@@ -166,6 +168,24 @@ type RejectedNodes struct {
 	// them, in the order they were evaluated.
 	Count int      `json:"count"`
 	Nodes []string `json:"nodes"`
+	// Details, when present, runs parallel to Nodes: the numbers behind
+	// each node's reasons, which differ from node to node while the
+	// reasons are the same: each reason with its numbers, "; " between
+	// ("Insufficient cpu: requests 3, 0.5 of 4 free"); "" for a node with
+	// none to give. Upstream's reasons carry no numbers.
+	Details []string `json:"details,omitempty"`
+}
+
+// Tie is how the winner was picked among nodes with the same best total.
+type Tie struct {
+	// Total is the best total; Count how many feasible nodes had it;
+	// Nodes names at most MaxFeasibleNodes of them, the winner included.
+	Total int64    `json:"total"`
+	Count int      `json:"count"`
+	Nodes []string `json:"nodes"`
+	// Rule is how one was chosen: upstream's selectHost keeps one at
+	// random among them (reservoir sampling, each tied node equally likely).
+	Rule string `json:"rule"`
 }
 
 // FeasibleNode is a node that passed every filter, with its scores.
