@@ -5,7 +5,10 @@
 #                      build kubetab.wasm into site/dist, then bin/kubetab (site embedded)
 #   ./build.sh serve   build, then serve the site at http://127.0.0.1:8080
 #   ./build.sh test    build, then every test; exits non-zero if any step fails
-#   ./build.sh bench   build, then wasm sizes, Go benchmarks, page-load-to-first-output
+#   ./build.sh site    build, then copy the site into a folder that any static
+#                      host serves as it is (root or sub-path); its path is
+#                      the last line printed
+#   ./build.sh bench   build, then the wire size of a first visit, Go benchmarks, page-load-to-first-output
 #                      and pod start in headless Chromium
 #
 # Go modules come from the Go module proxy and npm packages from the npm
@@ -78,6 +81,10 @@ cmd_build() {
   log "kubetab.wasm (GOOS=js GOARCH=wasm)"
   GOOS=js GOARCH=wasm go build -trimpath -ldflags='-s -w' -o "$DIST/kubetab.wasm" ./wasm
   cp "$(wasm_exec_dir)/wasm_exec.js" "$DIST/wasm_exec.js"
+  log "service worker build line, .gz and .br copies (site/build -finish)"
+  # kubetab.wasm at brotli q11 takes minutes of CPU; a day-to-day build uses
+  # q9 for it (KUBETAB_BROTLI_LARGE), ./build.sh site and bench use q11.
+  go run ./site/build -finish -out "$DIST" -brotli 11 -brotli-large "${KUBETAB_BROTLI_LARGE:-9}"
   log "bin/kubetab"
   mkdir -p bin
   go build -trimpath -o bin/kubetab ./cmd/kubetab
@@ -167,8 +174,8 @@ cmd_test() {
 }
 
 cmd_bench() {
-  cmd_build
-  log "sizes of the built site"
+  KUBETAB_BROTLI_LARGE=${KUBETAB_BROTLI_LARGE:-11} cmd_build
+  log "wire size of a first visit (every file the page, its worker and its service worker fetch)"
   go run ./site/build -sizes -out "$DIST"
   log "Go benchmarks (core)"
   local out status=0
@@ -183,13 +190,30 @@ cmd_bench() {
     grep -E 'median|run [0-9]+:|round [0-9]+:|pod start in Chromium|FAIL|ok'
 }
 
+# cmd_site writes bin/site: the built site with its .br and .gz copies, and
+# nothing else (no .keep, no source maps). Every URL in it is relative, so it
+# works at a host's root or under a sub-path; README.md ("Any static host")
+# lists the headers a host should send.
+cmd_site() {
+  KUBETAB_BROTLI_LARGE=${KUBETAB_BROTLI_LARGE:-11} cmd_build
+  local out=$ROOT/bin/site
+  log "static site into $out"
+  rm -rf "$out"
+  mkdir -p "$out"
+  (cd "$DIST" && find . -type f ! -name .keep ! -name '*.map' ! -name '*.map.gz' ! -name '*.map.br' -print0 |
+    xargs -0 cp --parents -t "$out")
+  du -sh "$out" | cut -f1 | sed 's/^/size on disk: /'
+  echo "$out"
+}
+
 case "${1:-}" in
   build) cmd_build ;;
+  site) cmd_site ;;
   serve) cmd_serve ;;
   test) cmd_test ;;
   bench) cmd_bench ;;
   *)
-    echo "usage: $0 build|serve|test|bench" >&2
+    echo "usage: $0 build|serve|test|bench|site" >&2
     exit 2
     ;;
 esac

@@ -1,10 +1,13 @@
 package site
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
+	"sort"
 	"strings"
 	"testing/fstest"
 
@@ -95,8 +98,62 @@ type lessonOverlay struct {
 }
 
 func (o lessonOverlay) Open(name string) (fs.File, error) {
-	if name == "lessons" || strings.HasPrefix(name, "lessons/") {
+	switch {
+	case name == "lessons" || strings.HasPrefix(name, "lessons/"):
 		return o.lessons.Open(name)
+	case name == "sw.js.br" || name == "sw.js.gz":
+		// the copies of the base's sw.js, which names the base's lessons
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	case name == "sw.js":
+		sw, err := fs.ReadFile(o.base, name)
+		if err != nil {
+			return nil, err
+		}
+		sw, err = o.serviceWorker(sw)
+		if err != nil {
+			return nil, err
+		}
+		return fstest.MapFS{name: {Data: sw, Mode: 0o444}}.Open(name)
 	}
 	return o.base.Open(name)
+}
+
+// serviceWorker rewrites the base's sw.js for these lessons: its files name
+// them instead of the base's, and its version gains their hash, so a browser
+// that cached the embedded course (or an author's earlier draft) installs
+// this one instead of serving stale lessons from its cache.
+func (o lessonOverlay) serviceWorker(sw []byte) ([]byte, error) {
+	first, rest, _ := strings.Cut(string(sw), "\n")
+	var build swBuild
+	if !strings.HasPrefix(first, swBuildPrefix) {
+		return nil, fmt.Errorf("sw.js: no build line")
+	}
+	js, _, _ := strings.Cut(strings.TrimPrefix(first, swBuildPrefix), "; //")
+	if err := json.Unmarshal([]byte(js), &build); err != nil {
+		return nil, fmt.Errorf("sw.js: build line: %w", err)
+	}
+	var files []string
+	for _, f := range build.Files {
+		if !strings.HasPrefix(f, "lessons/") {
+			files = append(files, f)
+		}
+	}
+	names := make([]string, 0, len(o.lessons))
+	for name := range o.lessons {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, name := range names {
+		fmt.Fprintf(h, "%s %d\n", name, len(o.lessons[name].Data))
+		h.Write(o.lessons[name].Data)
+	}
+	build.Files = append(files, names...)
+	sort.Strings(build.Files)
+	build.Version += "-" + hex.EncodeToString(h.Sum(nil)[:6])
+	line, err := build.line()
+	if err != nil {
+		return nil, err
+	}
+	return []byte(line + "\n" + rest), nil
 }

@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,16 +60,17 @@ func BuiltFS(fsys fs.FS) bool {
 // which differ between machines. The browser refuses to stream-compile wasm
 // served without application/wasm.
 var contentTypes = map[string]string{
-	".html": "text/html; charset=utf-8",
-	".js":   "text/javascript; charset=utf-8",
-	".css":  "text/css; charset=utf-8",
-	".wasm": "application/wasm",
-	".svg":  "image/svg+xml",
-	".map":  "application/json",
-	".json": "application/json",
-	".txt":  "text/plain; charset=utf-8",
-	".png":  "image/png",
-	".md":   "text/markdown; charset=utf-8",
+	".html":        "text/html; charset=utf-8",
+	".js":          "text/javascript; charset=utf-8",
+	".css":         "text/css; charset=utf-8",
+	".wasm":        "application/wasm",
+	".svg":         "image/svg+xml",
+	".map":         "application/json",
+	".json":        "application/json",
+	".txt":         "text/plain; charset=utf-8",
+	".png":         "image/png",
+	".md":          "text/markdown; charset=utf-8",
+	".webmanifest": "application/manifest+json",
 }
 
 // ContentType returns the Content-Type for a file name.
@@ -99,18 +101,23 @@ const frameAncestors = "frame-ancestors *"
 // do not tell the other site which lesson the learner was on.
 const referrerPolicy = "no-referrer"
 
-// Handler serves fsys (usually FS()). Files are read once and kept in memory;
-// responses carry an ETag, so a reload revalidates instead of downloading
-// again. kubetab.wasm is also gzip-compressed in the background, and served
-// compressed to browsers that accept it once that is done (a classroom of
-// kiosks downloads a quarter of the bytes); the header
-// X-Decoded-Content-Length then tells the page's progress bar the real size.
+// Handler serves fsys (usually FS()). Files are read once and kept in
+// memory, and sent the way the browser asks (Accept-Encoding): brotli or
+// gzip when fsys holds a precompressed copy beside the file (name.br,
+// name.gz, which site/build -finish writes), otherwise identity, and for
+// kubetab.wasm without a copy, gzip made in the background once that is
+// done (a classroom of kiosks downloads a quarter of the bytes). A
+// compressed answer carries X-Decoded-Content-Length, the real size, for
+// the page's progress bar. Every answer has an ETag (one per encoding) and
+// Vary: Accept-Encoding; content-hashed names (main-2LQ4GZ7K.js) are cached
+// for a year as immutable, every other file revalidates (no-cache), so a
+// reload costs a 304.
 func Handler(fsys fs.FS) http.Handler {
 	if !BuiltFS(fsys) {
 		return notBuilt{}
 	}
 	h := &handler{fsys: fsys, files: map[string]*file{}}
-	if f, err := h.load("kubetab.wasm"); err == nil {
+	if f, err := h.load("kubetab.wasm"); err == nil && f.encoded("gzip") == nil {
 		go f.compress()
 	}
 	return h
@@ -128,9 +135,13 @@ type file struct {
 	data []byte
 	etag string
 
-	mu   sync.Mutex // guards gzip
-	gzip []byte     // nil until compressed
+	mu  sync.Mutex        // guards enc
+	enc map[string][]byte // Content-Encoding ("br", "gzip") to the encoded bytes
 }
+
+// encodings are the Content-Encodings the handler sends, best first, and
+// the suffix of their precompressed copies.
+var encodings = []struct{ name, suffix string }{{"br", ".br"}, {"gzip", ".gz"}}
 
 func (f *file) compress() {
 	var buf bytes.Buffer
@@ -138,14 +149,14 @@ func (f *file) compress() {
 	zw.Write(f.data)
 	zw.Close()
 	f.mu.Lock()
-	f.gzip = buf.Bytes()
+	f.enc["gzip"] = buf.Bytes()
 	f.mu.Unlock()
 }
 
-func (f *file) compressed() []byte {
+func (f *file) encoded(enc string) []byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.gzip
+	return f.enc[enc]
 }
 
 func (h *handler) load(name string) (*file, error) {
@@ -159,10 +170,19 @@ func (h *handler) load(name string) (*file, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(data)
-	f := &file{name: name, data: data, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	f := &file{name: name, data: data, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, enc: map[string][]byte{}}
+	for _, e := range encodings {
+		if b, err := fs.ReadFile(h.fsys, name+e.suffix); err == nil {
+			f.enc[e.name] = b
+		}
+	}
 	h.files[name] = f
 	return f, nil
 }
+
+// hashedName matches the names esbuild gives with [hash] in EntryNames
+// (site/build): a dash and eight base32 characters before the extension.
+var hashedName = regexp.MustCompile(`-[A-Z2-7]{8}\.[a-z]+$`)
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -185,7 +205,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", ContentType(name))
-	hdr.Set("Cache-Control", "no-cache")
+	if hashedName.MatchString(name) {
+		hdr.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		hdr.Set("Cache-Control", "no-cache")
+	}
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Content-Security-Policy", csp)
 	hdr.Set("Referrer-Policy", referrerPolicy)
@@ -193,27 +217,55 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Cross-Origin-Resource-Policy", "same-origin")
 	hdr.Set("ETag", f.etag)
 	body := f.data
-	if gz := f.compressed(); gz != nil && acceptsGzip(r) {
-		hdr.Set("ETag", strings.TrimSuffix(f.etag, `"`)+`-gzip"`)
-		hdr.Set("Content-Encoding", "gzip")
+	if compressible(name) {
 		hdr.Set("Vary", "Accept-Encoding")
-		hdr.Set("X-Decoded-Content-Length", strconv.Itoa(len(f.data)))
-		body = gz
+		if enc := negotiate(r, f); enc != "" {
+			hdr.Set("ETag", strings.TrimSuffix(f.etag, `"`)+"-"+enc+`"`)
+			hdr.Set("Content-Encoding", enc)
+			hdr.Set("X-Decoded-Content-Length", strconv.Itoa(len(f.data)))
+			body = f.encoded(enc)
+		}
 	}
 	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(body))
 }
 
-func acceptsGzip(r *http.Request) bool {
-	if r.Header.Get("Range") != "" {
-		return false
-	}
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.TrimSpace(enc) == "gzip" && strings.ReplaceAll(q, " ", "") != "q=0" {
-			return true
-		}
+// compressible reports whether name is text or wasm, which compress well;
+// images and fonts already are compressed (favicon.svg is text).
+func compressible(name string) bool {
+	switch path.Ext(name) {
+	case ".wasm", ".js", ".css", ".html", ".json", ".svg", ".webmanifest", ".txt", ".map", ".md":
+		return true
 	}
 	return false
+}
+
+// negotiate picks the Content-Encoding for r among those f has: the first
+// of encodings that the request accepts (q > 0), or "" for identity. A
+// Range request gets identity: ranges count the file's own bytes.
+func negotiate(r *http.Request, f *file) string {
+	if r.Header.Get("Range") != "" {
+		return ""
+	}
+	accepted := map[string]bool{}
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		enc = strings.ToLower(strings.TrimSpace(enc))
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.TrimSpace(k) == "q" {
+				if x, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = x
+				}
+			}
+		}
+		accepted[enc] = q > 0
+	}
+	for _, e := range encodings {
+		if accepted[e.name] && f.encoded(e.name) != nil {
+			return e.name
+		}
+	}
+	return ""
 }
 
 // notBuilt answers every request of an unbuilt binary.

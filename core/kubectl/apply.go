@@ -2,9 +2,11 @@ package kubectl
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,13 +38,14 @@ var patchScheme = func() *runtime.Scheme {
 
 func (s *session) newApplyCommand() *cobra.Command {
 	var files []string
+	var o applyOptions
 	cmd := &cobra.Command{
 		Use:                   "apply (-f FILENAME)",
 		DisableFlagsInUseLine: true,
 		Short:                 "Apply a configuration to a resource by file name or stdin",
 		Long: `Apply a configuration to a resource by file name or stdin. The resource name must be specified. This resource will be created if it doesn't exist yet. To use 'apply', always create the resource initially with either 'apply' or 'create --save-config'.
 
- JSON and YAML formats are accepted. This is client-side apply: kubectl GETs the object, and either POSTs it (created) or PATCHes it with a three-way strategic merge patch between the last applied configuration (an annotation), the file, and the live object (configured, or unchanged when there is nothing to send).`,
+ JSON and YAML formats are accepted. This is client-side apply: kubectl GETs the object, and either POSTs it (created) or PATCHes it with a three-way strategic merge patch between the last applied configuration (an annotation), the file, and the live object (configured, or unchanged when there is nothing to send). With --server-side kubectl sends the file as it is (an apply patch) and the API server merges it, recording which fields each field manager owns (serverside-applied).`,
 		Example: `  # Apply the configuration in web.yaml to a deployment
   kubectl apply -f web.yaml
 
@@ -55,26 +58,56 @@ func (s *session) newApplyCommand() *cobra.Command {
 			if len(args) > 0 {
 				return usageErrorf(cmd, "Unexpected args: %v", args)
 			}
+			if o.forceConflicts && !o.serverSide {
+				return errors.New("--force-conflicts only works with --server-side")
+			}
 			if err := s.parseValidate(); err != nil {
 				return err
 			}
-			return s.runApply(files)
+			// Server-side apply's manager is "kubectl" unless one is given
+			// (upstream GetServerSideFieldManager).
+			if o.serverSide && o.fieldManager == csaManager {
+				o.fieldManager = "kubectl"
+			}
+			return s.runApply(files, o)
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "The files that contain the configurations to apply.")
+	cmd.Flags().BoolVar(&o.serverSide, "server-side", false, "If true, apply runs in the server instead of the client.")
+	cmd.Flags().BoolVar(&o.forceConflicts, "force-conflicts", false, "If true, server-side apply will force the changes against conflicts.")
+	cmd.Flags().StringVar(&o.fieldManager, "field-manager", csaManager, "Name of the manager used to track field ownership.")
 	s.addRecursiveFlag(cmd)
 	s.addValidateFlag(cmd)
 	return cmd
 }
 
-func (s *session) runApply(files []string) error {
+// applyOptions are apply's flags for how it writes.
+type applyOptions struct {
+	serverSide, forceConflicts bool
+	fieldManager               string
+}
+
+// csaManager is client-side apply's field manager.
+const csaManager = "kubectl-client-side-apply"
+
+// maxPatchRetry is how often client-side apply reads the object again and
+// recomputes its patch after a 409 Conflict (upstream patcher.go).
+const maxPatchRetry = 5
+
+func (s *session) runApply(files []string, o applyOptions) error {
 	objs, err := s.readManifests("apply", files)
 	if err != nil {
 		return err
 	}
 	var errs multiError
 	for _, m := range objs {
-		op, err := s.applyOne(m)
+		var op string
+		var err error
+		if o.serverSide {
+			op, err = s.serverSideApply(m, o)
+		} else {
+			op, err = s.applyOne(m, o.fieldManager)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -90,12 +123,20 @@ func (s *session) runApply(files []string) error {
 // applyOne applies one object and says what happened: created, configured
 // or unchanged (upstream pkg/cmd/apply/apply.go applyOneObject and
 // patcher.go patchSimple).
-func (s *session) applyOne(m manifest) (string, error) {
+func (s *session) applyOne(m manifest, fieldManager string) (string, error) {
 	if m.name == "" {
 		if nestedString(m.obj, "metadata", "generateName") != "" {
 			return "", fmt.Errorf("from %s: cannot use generate name with apply", nestedString(m.obj, "metadata", "generateName"))
 		}
 		return "", sourceErr("creating", m.source, fmt.Errorf("resource name may not be empty"))
+	}
+	// The object carries its namespace, as upstream's builder sets it on
+	// the objects it reads (so the annotation records "namespace" too).
+	if m.namespace != "" && nestedString(m.obj, "metadata", "namespace") == "" {
+		m.obj = deepCopyMap(m.obj)
+		if md, ok := m.obj["metadata"].(map[string]any); ok {
+			md["namespace"] = m.namespace
+		}
 	}
 	// modified: the file's object with the annotation it will carry.
 	modified, err := modifiedConfiguration(m.obj, true)
@@ -108,7 +149,7 @@ func (s *session) applyOne(m manifest) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		_, err = s.client.do(s.ctx, request{method: http.MethodPost, path: m.res.path(m.namespace, "", ""), query: s.writeQuery("kubectl-client-side-apply"), body: body, contentType: "application/json"})
+		_, err = s.client.do(s.ctx, request{method: http.MethodPost, path: m.res.path(m.namespace, "", ""), query: s.writeQuery(fieldManager), body: body, contentType: "application/json"})
 		if err != nil {
 			return "", sourceErr("creating", m.source, err)
 		}
@@ -122,22 +163,84 @@ func (s *session) applyOne(m manifest) (string, error) {
 	if !hasOriginal {
 		fmt.Fprintf(s.errOut(), warningNoLastApplied, m.res.kindName()+"/"+m.name, lastAppliedAnnotation, "kubectl")
 	}
-	currentJSON, err := json.Marshal(current)
-	if err != nil {
-		return "", err
-	}
-	patch, patchType, err := threeWayPatch(m.res, []byte(original), modified, currentJSON)
-	if err != nil {
-		return "", err
-	}
-	if string(patch) == "{}" {
-		return "unchanged", nil
-	}
-	_, err = s.client.do(s.ctx, request{method: http.MethodPatch, path: m.res.path(m.namespace, m.name, ""), query: s.writeQuery("kubectl-client-side-apply"), body: patch, contentType: string(patchType)})
-	if err != nil {
-		return "", sourceErr("patching", m.source, err)
+	// A 409 Conflict (the object changed between GET and PATCH) is retried
+	// with the object read again, up to maxPatchRetry times; a file with a
+	// stale metadata.resourceVersion conflicts every time.
+	var patch []byte
+	for i := 0; ; i++ {
+		currentJSON, err := json.Marshal(current)
+		if err != nil {
+			return "", err
+		}
+		var patchType types.PatchType
+		patch, patchType, err = threeWayPatch(m.res, []byte(original), modified, currentJSON)
+		if err != nil {
+			return "", err
+		}
+		if string(patch) == "{}" {
+			return "unchanged", nil
+		}
+		_, err = s.client.do(s.ctx, request{method: http.MethodPatch, path: m.res.path(m.namespace, m.name, ""), query: s.writeQuery(fieldManager), body: patch, contentType: string(patchType)})
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || i >= maxPatchRetry {
+			// Upstream wraps twice: patcher.go's "patching", then
+			// apply.go's "applying patch:\n<patch>\nto:\n<info>\nfor:".
+			err = sourceErr("patching", m.source, err)
+			return "", sourceErr(fmt.Sprintf("applying patch:\n%s\nto:\n%s\nfor:", patch, m.info()), m.source, err)
+		}
+		if current, err = s.getObject(m.res, m.namespace, m.name); err != nil {
+			return "", err
+		}
+		original, _ = nestedMap(current, "metadata", "annotations")[lastAppliedAnnotation].(string)
 	}
 	return "configured", nil
+}
+
+// serverSideApply sends the file's object as an apply patch
+// (application/apply-patch+yaml): the API server merges it into the live
+// object, or creates it, and records which fields this field manager owns.
+// A field another manager owns with a different value is a conflict (409)
+// unless --force-conflicts takes it over (upstream apply.go applyOneObject).
+func (s *session) serverSideApply(m manifest, o applyOptions) (string, error) {
+	if m.name == "" {
+		return "", sourceErr("creating", m.source, fmt.Errorf("resource name may not be empty"))
+	}
+	body, err := json.Marshal(m.obj)
+	if err != nil {
+		return "", err
+	}
+	q := s.writeQuery(o.fieldManager)
+	q.Set("force", strconv.FormatBool(o.forceConflicts))
+	_, err = s.client.do(s.ctx, request{method: http.MethodPatch, path: m.res.path(m.namespace, m.name, ""), query: q, body: body, contentType: string(types.ApplyPatchType)})
+	if err == nil {
+		return "serverside-applied", nil
+	}
+	if apierrors.IsConflict(err) {
+		return "", fmt.Errorf(`%v
+Please review the fields above--they currently have other managers. Here
+are the ways you can resolve this warning:
+* If you intend to manage all of these fields, please re-run the apply
+  command with the `+"`--force-conflicts`"+` flag.
+* If you do not intend to manage all of the fields, please edit your
+  manifest to remove references to the fields that should keep their
+  current managers.
+* You may co-own fields by updating your manifest to match the existing
+  value; in this case, you'll become the manager if the other manager(s)
+  stop managing the field (remove it from their configuration).
+See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts`, err)
+	}
+	return "", sourceErr("serverside-applying", m.source, err)
+}
+
+// info is how upstream prints a resource.Info in errors:
+//
+//	Resource: "apps/v1, Resource=deployments", GroupVersionKind: "apps/v1, Kind=Deployment"
+//	Name: "web", Namespace: "default"
+func (m manifest) info() string {
+	gv := m.res.GroupVersion()
+	return fmt.Sprintf("Resource: %q, GroupVersionKind: %q\nName: %q, Namespace: %q", gv.WithResource(m.res.Name).String(), gv.WithKind(m.res.Kind).String(), m.name, m.namespace)
 }
 
 // threeWayPatch computes the patch that turns current into modified while
@@ -182,12 +285,10 @@ func modifiedConfiguration(obj map[string]any, annotate bool) ([]byte, error) {
 	if annotations == nil {
 		annotations = map[string]any{}
 	}
+	// As upstream's GetModifiedConfiguration: the annotations map stays,
+	// empty ("annotations":{}) when the annotation was the only one.
 	delete(annotations, lastAppliedAnnotation)
-	if len(annotations) == 0 {
-		delete(md, "annotations")
-	} else {
-		md["annotations"] = annotations
-	}
+	md["annotations"] = annotations
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +38,14 @@ const userAgent = "kubectl/" + Version + " (kubetab)"
 type restClient struct {
 	rt     http.RoundTripper
 	server *url.URL
+
+	// timeout is --request-timeout: each request (reading its answer
+	// included) ends after it, and the server is told so (?timeout=).
+	// Zero means no timeout.
+	timeout time.Duration
+	// log prints the requests at klog verbosity -v (see klog.go); nil
+	// prints nothing.
+	log *klogger
 }
 
 func newRESTClient(rt http.RoundTripper, server *url.URL) *restClient {
@@ -59,13 +68,21 @@ type request struct {
 func (c *restClient) do(ctx context.Context, r request) (*http.Response, error) {
 	u := *c.server
 	u.Path = strings.TrimSuffix(u.Path, "/") + r.path
-	u.RawQuery = r.query.Encode()
+	q := r.query
+	cancel := context.CancelFunc(func() {})
+	if c.timeout > 0 {
+		q = cloneValues(q)
+		q.Set("timeout", c.timeout.String())
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+	}
+	u.RawQuery = q.Encode()
 	var body io.Reader
 	if r.body != nil {
 		body = bytes.NewReader(r.body)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
 	if err != nil {
+		cancel()
 		return nil, err
 	}
 	if r.contentType != "" {
@@ -77,19 +94,45 @@ func (c *restClient) do(ctx context.Context, r request) (*http.Response, error) 
 	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", userAgent)
+	c.log.request(req, r.body)
+	start := c.log.now()
 	resp, err := c.rt.RoundTrip(req)
 	if err != nil {
+		cancel()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("Unable to connect to the server: %w", unwrapURLError(err))
 	}
+	c.log.response(req, resp, start)
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return resp, nil
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	c.log.body("Response Body", data)
 	return nil, statusError(resp.StatusCode, r.method, data)
+}
+
+// cancelBody ends the request's timeout context when the body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
 }
 
 func unwrapURLError(err error) error {
@@ -125,6 +168,7 @@ func (c *restClient) into(ctx context.Context, r request, out any) error {
 	if err != nil {
 		return err
 	}
+	c.log.body("Response Body", data)
 	return decodeJSON(data, out)
 }
 

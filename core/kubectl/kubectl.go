@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/utils/clock"
@@ -173,6 +175,9 @@ type session struct {
 	resources                 []apiResource // discovery cache, filled by discover
 	// recursive is -R: -f DIR reads the directory's subdirectories too.
 	recursive bool
+	// requestTimeout is --request-timeout; verbosity is -v (klog.go).
+	requestTimeout string
+	verbosity      int
 }
 
 // out and errOut are the command's streams.
@@ -199,10 +204,20 @@ func (s *session) rootCommand() *cobra.Command {
 			if s.namespaceFlag != "" {
 				s.namespace = s.namespaceFlag
 			}
+			timeout, err := parseRequestTimeout(s.requestTimeout)
+			if err != nil {
+				return err
+			}
+			s.client.timeout = timeout
+			if s.verbosity > 0 {
+				s.client.log = &klogger{v: s.verbosity, w: s.streams.ErrOut, clock: s.cli.cfg.Clock}
+			}
 			return nil
 		},
 	}
 	root.PersistentFlags().StringVarP(&s.namespaceFlag, "namespace", "n", "", "If present, the namespace scope for this CLI request")
+	root.PersistentFlags().StringVar(&s.requestTimeout, "request-timeout", "0", "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.")
+	root.PersistentFlags().IntVarP(&s.verbosity, "v", "v", 0, "number for the log level verbosity")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nSee '%s --help' for usage.", err, c.CommandPath())
 	})
@@ -231,6 +246,22 @@ func (s *session) rootCommand() *cobra.Command {
 	add("other", s.newAPIResourcesCommand(), s.newAPIVersionsCommand(), s.newVersionCommand())
 	root.SetHelpCommandGroupID("other")
 	return root
+}
+
+// parseRequestTimeout reads --request-timeout as upstream does: a bare
+// integer is seconds, anything else a Go duration; "0" means none.
+func parseRequestTimeout(v string) (time.Duration, error) {
+	if v == "" || v == "0" {
+		return 0, nil
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		v = strconv.Itoa(n) + "s"
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, errors.New("Invalid timeout value. Timeout must be a single integer in seconds, or an integer followed by a corresponding time unit (e.g. 1s | 2m | 3h)")
+	}
+	return d, nil
 }
 
 // usageErrorf is kubectl's cmdutil.UsageErrorf.

@@ -1,6 +1,7 @@
 package kubectl
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,6 +36,28 @@ type logsOptions struct {
 	limitBytes   int64
 	podTimeout   time.Duration
 	containerSet bool
+	// selector (-l) picks the pods by label instead of by name.
+	selector      string
+	allContainers bool
+	allPods       bool
+	prefix        bool
+	ignoreErrors  bool
+	// maxFollow caps the streams `-f` follows at once (--max-log-requests).
+	maxFollow int
+	sinceTime string
+}
+
+// selectorTail is the --tail a selector implies when none is given
+// (upstream: selectorTail in pkg/cmd/logs).
+const selectorTail int64 = 10
+
+// logsUsageErr is upstream's message for `kubectl logs` with nothing to log.
+const logsUsageErr = "expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command"
+
+// logTarget is one container whose log `kubectl logs` fetches.
+type logTarget struct {
+	pod       *corev1.Pod
+	container string
 }
 
 func (s *session) newLogsCommand() *cobra.Command {
@@ -58,17 +82,32 @@ func (s *session) newLogsCommand() *cobra.Command {
   kubectl logs deployment/web`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.containerSet = cmd.Flags().Changed("container")
+			arg := ""
 			switch len(args) {
+			case 0:
+				if o.selector == "" {
+					return usageErrorf(cmd, "%s", logsUsageErr)
+				}
 			case 1:
+				if o.selector != "" {
+					return usageErrorf(cmd, "only a selector (-l) or a POD name is allowed")
+				}
+				arg = args[0]
 			case 2:
 				if o.containerSet {
 					return errors.New("only one of -c or an inline [CONTAINER] arg is allowed")
 				}
-				o.container = args[1]
+				arg, o.container = args[0], args[1]
 			default:
-				return usageErrorf(cmd, "expected POD_NAME or TYPE/NAME")
+				return usageErrorf(cmd, "%s", logsUsageErr)
 			}
-			return s.runLogs(o, args[0])
+			if o.selector != "" && o.tail == -1 {
+				o.tail = selectorTail
+			}
+			if o.allPods {
+				o.prefix = true
+			}
+			return s.runLogs(o, arg)
 		},
 	}
 	f := cmd.Flags()
@@ -80,6 +119,13 @@ func (s *session) newLogsCommand() *cobra.Command {
 	f.DurationVar(&o.since, "since", 0, "Only return logs newer than a relative duration like 5s, 2m, or 3h. Defaults to all logs.")
 	f.Int64Var(&o.limitBytes, "limit-bytes", 0, "Maximum bytes of logs to return. Defaults to no limit.")
 	f.DurationVar(&o.podTimeout, "pod-running-timeout", 20*time.Second, "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running")
+	f.StringVarP(&o.selector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', and '!='.(e.g. -l key1=value1,key2=value2). Matching objects must satisfy all of the specified label constraints.")
+	f.BoolVar(&o.allContainers, "all-containers", false, "Get all containers' logs in the pod(s).")
+	f.BoolVar(&o.allPods, "all-pods", false, "Get logs from all pod(s). Sets prefix to true.")
+	f.BoolVar(&o.prefix, "prefix", false, "Prefix each log line with the log source (pod name and container name)")
+	f.BoolVar(&o.ignoreErrors, "ignore-errors", false, "If watching / following pod logs, allow for any errors that occur to be non-fatal")
+	f.IntVar(&o.maxFollow, "max-log-requests", 5, "Specify maximum number of concurrent logs to follow when using by a selector. Defaults to 5.")
+	f.StringVar(&o.sinceTime, "since-time", "", "Only return logs after a specific date (RFC3339). Defaults to all logs. Only one of since-time / since may be used.")
 	return cmd
 }
 
@@ -90,58 +136,31 @@ func (s *session) runLogs(o *logsOptions, arg string) error {
 	if o.tail < -1 {
 		return errors.New("--tail must be greater than or equal to -1")
 	}
-	pods, err := s.resolve("pods")
-	if err != nil {
+	if o.sinceTime != "" && o.since != 0 {
+		return errors.New("at most one of `sinceTime` or `sinceSeconds` may be specified")
+	}
+	var sinceTime time.Time
+	if o.sinceTime != "" {
+		t, err := time.Parse(time.RFC3339, o.sinceTime)
+		if err != nil {
+			return fmt.Errorf("--since-time only accepts times matching RFC3339, eg '2006-01-02T15:04:05Z'")
+		}
+		sinceTime = t
+	}
+	podList, err := s.logPods(o, arg)
+	if err != nil || len(podList) == 0 {
 		return err
 	}
-	var pod *corev1.Pod
-	typ, name, isTyped := strings.Cut(arg, "/")
-	if !isTyped {
-		name = arg
-	}
-	if !isTyped || typ == "pod" || typ == "pods" || typ == "po" {
-		pod, err = s.getPod(pods, name)
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("error from server (NotFound): %w in namespace %q", err, s.namespace)
-		}
+	var targets []logTarget
+	for _, pod := range podList {
+		t, err := s.logTargets(o, pod)
 		if err != nil {
 			return err
 		}
-	} else {
-		res, err := s.resolve(typ)
-		if err != nil {
-			return err
-		}
-		pod, err = s.firstPodOf(res, name, o.podTimeout)
-		if err != nil {
-			return err
-		}
+		targets = append(targets, t...)
 	}
 
-	container := o.container
-	if container == "" {
-		if d := pod.Annotations[defaultContainerAnnotation]; d != "" {
-			if findContainer(pod, d) {
-				container = d
-			} else {
-				fmt.Fprintf(s.errOut(), "Default container name %q not found in pod %s\n", d, pod.Name)
-			}
-		}
-	}
-	if container == "" {
-		if len(pod.Spec.Containers) == 0 {
-			return fmt.Errorf("pod %s/%s does not have any containers", pod.Namespace, pod.Name)
-		}
-		container = pod.Spec.Containers[0].Name
-		if len(pod.Spec.Containers) > 1 || len(pod.Spec.InitContainers) > 0 {
-			fmt.Fprintf(s.errOut(), "Defaulted container %q out of: %s\n", container, allContainerNames(pod))
-		}
-	}
-	if !findContainer(pod, container) {
-		return fmt.Errorf("container %s is not valid for pod %s out of: %s", container, pod.Name, allContainerNames(pod))
-	}
-
-	q := url.Values{"container": {container}}
+	q := url.Values{}
 	if o.follow {
 		q.Set("follow", "true")
 	}
@@ -161,19 +180,220 @@ func (s *session) runLogs(o *logsOptions, arg string) error {
 		}
 		q.Set("sinceSeconds", strconv.FormatInt(secs, 10))
 	}
+	if !sinceTime.IsZero() {
+		q.Set("sinceTime", sinceTime.Format(time.RFC3339))
+	}
 	if o.limitBytes > 0 {
 		q.Set("limitBytes", strconv.FormatInt(o.limitBytes, 10))
 	}
-	resp, err := s.client.do(s.ctx, request{method: http.MethodGet, path: pods.path(pod.Namespace, pod.Name, "log"), query: q, accept: "*/*"})
+	if o.follow && len(targets) > 1 {
+		if len(targets) > o.maxFollow {
+			return fmt.Errorf("you are attempting to follow %d log streams, but maximum allowed concurrency is %d, use --max-log-requests to increase the limit", len(targets), o.maxFollow)
+		}
+		return s.followLogs(o, targets, q)
+	}
+	for _, t := range targets {
+		if err := s.streamLog(o, t, q, s.out()); err != nil {
+			if !o.ignoreErrors {
+				return err
+			}
+			fmt.Fprintf(s.out(), "error: %v\n", err)
+		}
+	}
+	return nil
+}
+
+// logPods are the pods whose logs `kubectl logs` shows: the named pod, the
+// pods matching -l, or the first (with --all-pods, every) pod of a workload.
+// With -l and no match it says so on stderr and returns none.
+func (s *session) logPods(o *logsOptions, arg string) ([]*corev1.Pod, error) {
+	pods, err := s.resolve("pods")
+	if err != nil {
+		return nil, err
+	}
+	if o.selector != "" {
+		if _, err := labels.Parse(o.selector); err != nil {
+			return nil, err
+		}
+		var list corev1.PodList
+		if err := s.client.into(s.ctx, request{method: http.MethodGet, path: pods.path(s.namespace, "", ""), query: listQuery(o.selector, "")}, &list); err != nil {
+			return nil, err
+		}
+		if len(list.Items) == 0 {
+			fmt.Fprintf(s.errOut(), "No resources found in %s namespace.\n", s.namespace)
+		}
+		out := make([]*corev1.Pod, len(list.Items))
+		for i := range list.Items {
+			out[i] = &list.Items[i]
+		}
+		return out, nil
+	}
+	typ, name, isTyped := strings.Cut(arg, "/")
+	if !isTyped {
+		name = arg
+	}
+	if !isTyped || typ == "pod" || typ == "pods" || typ == "po" {
+		pod, err := s.getPod(pods, name)
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("error from server (NotFound): %w in namespace %q", err, s.namespace)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []*corev1.Pod{pod}, nil
+	}
+	res, err := s.resolve(typ)
+	if err != nil {
+		return nil, err
+	}
+	if !o.allPods {
+		pod, err := s.firstPodOf(res, name, o.podTimeout)
+		if err != nil {
+			return nil, err
+		}
+		return []*corev1.Pod{pod}, nil
+	}
+	obj, err := s.getObject(res, s.namespaceFor(res, false), name)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := workloadSelector(obj)
+	if err != nil {
+		return nil, fmt.Errorf("cannot get the logs from %s: %v", res.kindName(), err)
+	}
+	return s.podsMatching(sel, o.podTimeout, true)
+}
+
+// logTargets are the containers of pod to log: every container (init,
+// regular, ephemeral) with --all-containers, else the one -c names, the
+// default-container annotation's, or the first, saying which it defaulted
+// to when the pod has more (upstream polymorphichelpers logsForObject).
+func (s *session) logTargets(o *logsOptions, pod *corev1.Pod) ([]logTarget, error) {
+	if o.allContainers {
+		var out []logTarget
+		for _, c := range pod.Spec.InitContainers {
+			out = append(out, logTarget{pod, c.Name})
+		}
+		for _, c := range pod.Spec.Containers {
+			out = append(out, logTarget{pod, c.Name})
+		}
+		for _, c := range pod.Spec.EphemeralContainers {
+			out = append(out, logTarget{pod, c.Name})
+		}
+		return out, nil
+	}
+	container := o.container
+	if container == "" {
+		if d := pod.Annotations[defaultContainerAnnotation]; d != "" {
+			if findContainer(pod, d) {
+				container = d
+			} else {
+				fmt.Fprintf(s.errOut(), "Default container name %q not found in pod %s\n", d, pod.Name)
+			}
+		}
+	}
+	if container == "" {
+		if len(pod.Spec.Containers) == 0 {
+			return nil, fmt.Errorf("pod %s/%s does not have any containers", pod.Namespace, pod.Name)
+		}
+		container = pod.Spec.Containers[0].Name
+		if len(pod.Spec.Containers) > 1 || len(pod.Spec.InitContainers) > 0 {
+			fmt.Fprintf(s.errOut(), "Defaulted container %q out of: %s\n", container, allContainerNames(pod))
+		}
+	}
+	if !findContainer(pod, container) {
+		return nil, fmt.Errorf("container %s is not valid for pod %s out of: %s", container, pod.Name, allContainerNames(pod))
+	}
+	return []logTarget{{pod, container}}, nil
+}
+
+// streamLog copies one container's log to w, each line prefixed with
+// "[pod/NAME/CONTAINER] " under --prefix.
+func (s *session) streamLog(o *logsOptions, t logTarget, q url.Values, w io.Writer) error {
+	pods, err := s.resolve("pods")
+	if err != nil {
+		return err
+	}
+	cq := url.Values{}
+	for k, v := range q {
+		cq[k] = v
+	}
+	cq.Set("container", t.container)
+	resp, err := s.client.do(s.ctx, request{method: http.MethodGet, path: pods.path(t.pod.Namespace, t.pod.Name, "log"), query: cq, accept: "*/*"})
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	_, err = io.Copy(s.out(), resp.Body)
-	if s.ctx.Err() != nil {
-		return s.ctx.Err()
+	prefix := ""
+	if o.prefix {
+		prefix = fmt.Sprintf("[pod/%s/%s] ", t.pod.Name, t.container)
 	}
-	return err
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, rerr := r.ReadBytes('\n')
+		if len(line) > 0 {
+			if _, err := io.WriteString(w, prefix+string(line)); err != nil {
+				return err
+			}
+		}
+		if rerr != nil {
+			if s.ctx.Err() != nil {
+				return s.ctx.Err()
+			}
+			if rerr == io.EOF {
+				return nil
+			}
+			return rerr
+		}
+	}
+}
+
+// followLogs follows several streams at once, writing whole lines as they
+// come (upstream parallelConsumeRequest). The first error ends them all
+// unless --ignore-errors.
+func (s *session) followLogs(o *logsOptions, targets []logTarget, q url.Values) error {
+	w := &lineWriter{w: s.out()}
+	errc := make(chan error, len(targets))
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.streamLog(o, t, q, w); err != nil {
+				if !o.ignoreErrors {
+					errc <- err
+					return
+				}
+				fmt.Fprintf(w, "error: %v\n", err)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-done:
+		select {
+		case err := <-errc:
+			return err
+		default:
+			return nil
+		}
+	}
+}
+
+// lineWriter serialises writes from several streams, so lines never mix.
+type lineWriter struct {
+	// mu guards w.
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func (s *session) getPod(pods apiResource, name string) (*corev1.Pod, error) {
@@ -203,6 +423,16 @@ func (s *session) firstPodOf(res apiResource, name string, timeout time.Duration
 // firstPodMatching is the most useful pod matching the label selector sel
 // (the order of loggingLess), waiting up to timeout for one to appear.
 func (s *session) firstPodMatching(sel string, timeout time.Duration) (*corev1.Pod, error) {
+	l, err := s.podsMatching(sel, timeout, false)
+	if err != nil {
+		return nil, err
+	}
+	return l[0], nil
+}
+
+// podsMatching lists the pods matching sel in the order of loggingLess,
+// waiting up to timeout for one to appear; unless all, only the first.
+func (s *session) podsMatching(sel string, timeout time.Duration, all bool) ([]*corev1.Pod, error) {
 	pods, _ := s.resolve("pods")
 	deadline := time.Now().Add(timeout)
 	for {
@@ -213,10 +443,17 @@ func (s *session) firstPodMatching(sel string, timeout time.Duration) (*corev1.P
 		}
 		if len(list.Items) > 0 {
 			sort.SliceStable(list.Items, func(i, j int) bool { return loggingLess(&list.Items[i], &list.Items[j]) })
+			if all {
+				out := make([]*corev1.Pod, len(list.Items))
+				for i := range list.Items {
+					out[i] = &list.Items[i]
+				}
+				return out, nil
+			}
 			if len(list.Items) > 1 {
 				fmt.Fprintf(s.errOut(), "Found %v pods, using pod/%v\n", len(list.Items), list.Items[0].Name)
 			}
-			return &list.Items[0], nil
+			return []*corev1.Pod{&list.Items[0]}, nil
 		}
 		if time.Now().After(deadline) {
 			return nil, errors.New("timed out waiting for the condition")

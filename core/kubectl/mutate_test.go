@@ -276,6 +276,13 @@ func TestLogs(t *testing.T) {
 		"logs nope",
 		"logs pending",
 		"logs",
+		"logs -l app=web web-2",
+		"logs -l app=nomatch",
+		"logs -l app=web --ignore-errors",
+		"logs -l app=web --prefix --tail=1",
+		"logs two --all-containers --prefix",
+		"logs deployment/web --all-pods --ignore-errors",
+		"logs -f -l app=web --max-log-requests=1",
 	)
 	golden(t, "logs", out)
 

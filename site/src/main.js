@@ -75,6 +75,14 @@ cluster.on('ready', () => {
   loader.addEventListener('transitionend', () => { loader.hidden = true; }, { once: true });
   term.print(`\x1b[38;5;114m${t('console.ready')}\x1b[0m\r\n`);
 });
+// Offline: once the cluster runs (kubetab.wasm is in the HTTP cache by then),
+// a service worker keeps the whole app for visits with no network (sw.js).
+// kubetab.offline resolves to its registration (test hook).
+cluster.on('ready', () => {
+  if (!('serviceWorker' in navigator)) return;
+  kubetab.offline = navigator.serviceWorker.register('sw.js')
+    .catch((err) => { console.warn('kubetab: no offline copy:', err); return null; });
+});
 cluster.on('failed', ({ message }) => {
   phase = 'failed';
   progressText = message;

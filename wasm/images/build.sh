@@ -32,15 +32,31 @@ command -v wasm-ld >/dev/null 2>&1 || need wasm-ld lld
 rt=$("$CC" --target=wasm32-wasi --sysroot="$SYSROOT" -print-libgcc-file-name)
 [ -f "$rt" ] || need "compiler-rt builtins for wasm32 ($rt)" libclang-rt-dev-wasm32
 
+# The object files go to a temporary directory.
+obj=$(mktemp -d)
+trap 'rm -rf "$obj"' EXIT
+
+# compile_link <out.wasm> <src.c> <extra cflags...>: compiles, then links in a
+# second step without -O. Linking through clang with -O runs Binaryen's
+# wasm-opt whenever it is on PATH (clang's WebAssembly driver does), which
+# would make the bytes depend on what else the machine has installed; the
+# checked-in modules are built without it.
+compile_link() {
+	out=$1 src=$2
+	shift 2
+	# shellcheck disable=SC2086 # CFLAGS and LDFLAGS are word lists on purpose
+	"$CC" $CFLAGS "$@" -c -o "$obj/module.o" "$src"
+	# shellcheck disable=SC2086
+	"$CC" --target=wasm32-wasi --sysroot="$SYSROOT" -o "$out" "$obj/module.o" $LDFLAGS
+	echo "built $out ($(wc -c <"$out") bytes)"
+}
+
 # build <dir> <tag> <extra cflags...>: compiles <dir>/<dir>.c (which may include
 # ../flags.h) into <dir>/<dir>-<tag>.wasm
 build() {
 	dir=$1 tag=$2
 	shift 2
-	out="$dir/$dir-$tag.wasm"
-	# shellcheck disable=SC2086 # CFLAGS and LDFLAGS are word lists on purpose
-	"$CC" $CFLAGS "$@" -o "$out" "$dir/$dir.c" $LDFLAGS
-	echo "built $out ($(wc -c <"$out") bytes)"
+	compile_link "$dir/$dir-$tag.wasm" "$dir/$dir.c" "$@"
 }
 
 # hello: two tags from one source (see hello/README.md).
@@ -56,5 +72,4 @@ done
 build busybox 1.36.1
 
 # A test guest of the runtime (core/kubelet/cri/testdata/README.md).
-"$CC" $CFLAGS -o ../../core/kubelet/cri/testdata/escape.wasm ../../core/kubelet/cri/testdata/escape.c $LDFLAGS
-echo "built core/kubelet/cri/testdata/escape.wasm ($(wc -c <../../core/kubelet/cri/testdata/escape.wasm) bytes)"
+compile_link ../../core/kubelet/cri/testdata/escape.wasm ../../core/kubelet/cri/testdata/escape.c

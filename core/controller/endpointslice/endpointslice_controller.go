@@ -456,7 +456,36 @@ func (c *Controller) reconcile(ctx context.Context, svc *corev1.Service, existin
 	if total == 0 && placeholders[addressType] == nil {
 		toCreate = append(toCreate, newSlice(svc, &endpointGroup{addressType: addressType}, wantLabels))
 	}
+	toCreate, toUpdate, toDelete = finalize(svc, toCreate, toUpdate, toDelete)
 	return c.apply(ctx, key, toCreate, toUpdate, toDelete)
+}
+
+// finalize turns a create plus a delete into one update: a new slice takes
+// the name of a slice that would be deleted, if that slice is the Service's
+// own and has the same address type (addressType is immutable, and a slice
+// of an old Service of the same name is the garbage collector's). So the
+// empty placeholder a Service gets before it has endpoints is the slice
+// that then receives them, and a watcher on it sees it fill instead of
+// vanish. Upstream: the reconciler's finalize in
+// staging/src/k8s.io/endpointslice/reconciler.go.
+func finalize(svc *corev1.Service, toCreate, toUpdate, toDelete []*discoveryv1.EndpointSlice) (creates, updates, deletes []*discoveryv1.EndpointSlice) {
+	for i := 0; i < len(toDelete) && len(toCreate) > 0; {
+		old := toDelete[i]
+		s := toCreate[len(toCreate)-1]
+		if old.AddressType != s.AddressType || !ownedBy(old, svc) {
+			i++
+			continue
+		}
+		s.Name = old.Name
+		s.GenerateName = old.GenerateName
+		s.UID = old.UID
+		s.ResourceVersion = old.ResourceVersion
+		s.CreationTimestamp = old.CreationTimestamp
+		toCreate = toCreate[:len(toCreate)-1]
+		toUpdate = append(toUpdate, s)
+		toDelete = append(toDelete[:i], toDelete[i+1:]...)
+	}
+	return toCreate, toUpdate, toDelete
 }
 
 // apply writes the changes, creating first and deleting last, so the

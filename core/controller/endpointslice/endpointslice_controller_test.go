@@ -192,3 +192,33 @@ func TestPlaceholderAndMaxEndpoints(t *testing.T) {
 		return same && n == 3, strings.Join(got, "\n")
 	})
 }
+
+// TestPlaceholderFilledInPlace: the empty slice a Service gets before it
+// has endpoints is the one that receives them (upstream's finalize turns
+// the create + delete into an update), so `kubectl wait` on it succeeds.
+func TestPlaceholderFilledInPlace(t *testing.T) {
+	e := newEnv(t, 0)
+	if _, err := e.svcs.Create(e.Ctx, webService()); err != nil {
+		t.Fatal(err)
+	}
+	placeholder := e.wait("placeholder", "IPv4 [] ")[0]
+	e.pod("web-1", "node-1", 8080, "10.244.1.2", true)
+	got := e.wait("filled", "IPv4 [http:8080] 10.244.1.2(web-1 node-1 true/true/false)")[0]
+	if got.Name != placeholder.Name || got.UID != placeholder.UID {
+		t.Errorf("the placeholder %s (%s) was replaced by %s (%s), want it updated", placeholder.Name, placeholder.UID, got.Name, got.UID)
+	}
+	// A port change replaces the slice's group: again an update of the
+	// same slice, not a create and a delete.
+	svc, err := e.svcs.Get(e.Ctx, "default", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Ports[0].TargetPort = intstr.FromInt32(9090)
+	if _, err := e.svcs.Update(e.Ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	got = e.wait("ports changed", "IPv4 [http:9090] 10.244.1.2(web-1 node-1 true/true/false)")[0]
+	if got.UID != placeholder.UID {
+		t.Errorf("the slice was replaced (%s) on a port change, want it updated", got.Name)
+	}
+}

@@ -59,24 +59,30 @@
 //     cheap.
 //
 // A module must be a WASI command: it exports "_start" and "memory" and imports
-// only wasi_snapshot_preview1 functions. Anything else fails the pull with
-// ErrInvalidImage, before any container is created.
+// only wasi_snapshot_preview1 functions (and the kubetab_host functions of
+// host.go). Anything else fails the pull with ErrInvalidImage, before any
+// container is created.
 //
 // # Containers
 //
-// Each container is one instance of the compiled module with its own memory,
-// argv (command + args; argv[0] is the image name when there is no command),
-// environment (HOSTNAME is the pod name, as containerd sets it from the
+// Each container's own process (PID 1) is one instance of the program its
+// argv names, with its own memory, argv (the image's Entrypoint and Cmd, or
+// the pod's command and args), environment (HOSTNAME is the pod name, as containerd sets it from the
 // sandbox's hostname) and stdout/stderr, captured line by line into the
 // container's log with the time each line was written, as the kubelet's CRI log
 // files are (2016-10-06T00:17:09.669794202Z stdout F hello).
 //
-// Volumes are Mounts, mapped through wazero's FSConfig at their mount paths:
-// a host directory (writable unless read-only: emptyDir, hostPath) or any
-// fs.FS, read-only (configMap, secret, downward API; an fs.FS that reads the
-// current content makes updates visible to a guest that re-reads). WASI
-// preview1 has no current directory a runtime could set; WorkingDir is
-// exported as PWD.
+// Each container has its own root file system, in memory natively as in a
+// tab (rootfs.go): the image's files (a program at /usr/local/bin/<name>,
+// the userland in /bin), the files the kubelet places (/etc/hostname,
+// /etc/hosts, /etc/resolv.conf, the termination log), a generated /proc,
+// and the volumes (Mounts: a MemDir for an emptyDir, any fs.FS read-only
+// for configMap, secret, downward API; an fs.FS that reads the current
+// content makes updates visible to a guest that re-reads). No guest path
+// leads to a host file. An image's config (Entrypoint, Cmd, Env,
+// WorkingDir, ExposedPorts) says what runs; the pod's command and args
+// override it as upstream, and argv[0] is looked up on PATH in the root, as
+// runc does (127 "executable file not found in $PATH", 126 not runnable).
 //
 // # Instrumentation: the guest hands the thread back
 //
@@ -137,9 +143,13 @@
 //
 // # Exec and HTTP
 //
-// ExecSync (kubectl exec, exec probes) runs a second instance of the
-// container's image with the given argv and the container's env, mounts and
-// limits, and captures its output. HTTPHandler serves HTTP the same way, one
+// ExecSync (kubectl exec, exec probes) runs the program argv[0] names in the
+// container's root (any WebAssembly module there: the image's program, a
+// userland applet, one copied in) as another process of the container, with
+// its env, root, mounts and limits, and captures its output; ExecTTY runs it
+// on a terminal (tty.go) and Attach joins the container's own process
+// (attach.go). The userland's extra system calls (spawn, kill, the network)
+// are host functions (host.go). HTTPHandler serves HTTP the same way, one
 // instance per request, CGI-style (WASI preview1 has no sockets; see
 // HTTPHandler for why this model).
 //

@@ -108,7 +108,11 @@ func TestNoEscapeThroughSymlinks(t *testing.T) {
 	data := cri.NewMemDir()
 	id := n.run(t, cri.ContainerConfig{Name: "c", Image: "tools", PodName: "p",
 		Mounts: []cri.Mount{{ContainerPath: "/data", Mem: data}}})
-	out, code := exec(t, n, id, "escape", "/data/h", "/etc/hostname", "/data/up", "/", "/data/out", outside)
+	// Absolute targets, and relative ones that climb out of the volume (with
+	// a host directory as the emptyDir these read the host's /etc/hostname
+	// and wrote /escaped on the host: checked against the code before).
+	out, code := exec(t, n, id, "escape", "/data/h", "/etc/hostname", "/data/up", "/", "/data/out", outside,
+		"/data/rh", "../../../../../../../../etc/hostname", "/data/rup", "../../../../../../../..")
 	if code != 0 {
 		t.Fatalf("escape exited %d: %s", code, out)
 	}
@@ -125,5 +129,8 @@ func TestNoEscapeThroughSymlinks(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
 		t.Errorf("the host directory changed: %v", entries)
+	}
+	if _, err := os.Stat("/escaped"); err == nil {
+		t.Errorf("the guest wrote /escaped on the host")
 	}
 }

@@ -150,7 +150,10 @@ export function mount(root, ctx) {
         }
       }
     });
-    return el('div', { class: `lines ${kind}` }, el('pre', { class: 'code' }, lines.join('\n')), button);
+    // One block a command line, so that a long line wraps with a hanging
+    // indent instead of looking like two commands.
+    const cmds = lines.map((l) => el('span', { class: 'cmd' }, l));
+    return el('div', { class: `lines ${kind}` }, el('pre', { class: 'code cmds' }, ...cmds), button);
   }
 
   function fileBlock(b) {
