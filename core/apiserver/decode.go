@@ -151,7 +151,12 @@ func unsupportedMedia(string) error {
 // fields are strict errors, after those of pre (the YAML body's duplicate
 // keys).
 func decodeJSON(w http.ResponseWriter, validation string, data []byte, want schema.GroupVersionKind, obj runtime.Object, pre ...string) error {
-	var tm metav1.TypeMeta
+	// What upstream's SimpleMetaFactory reads first (the same shape, so a
+	// type error reads the same).
+	var tm struct {
+		APIVersion string `json:"apiVersion,omitempty"`
+		Kind       string `json:"kind,omitempty"`
+	}
 	if err := json.Unmarshal(data, &tm); err != nil {
 		return unrecognized(want, fmt.Errorf("couldn't get version/kind; json parse error: %w", err), data)
 	}

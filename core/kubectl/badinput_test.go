@@ -44,9 +44,9 @@ func TestBadInputMatrix(t *testing.T) {
 		reason                                metav1.StatusReason
 		message                               string // a part of the Status message
 	}{
-		{"malformed JSON", "POST", pods, "application/json", `{"apiVersion":"v1","kind":"Pod",`, 400, metav1.StatusReasonBadRequest, "cannot be handled as a Pod"},
+		{"malformed JSON", "POST", pods, "application/json", `{"apiVersion":"v1","kind":"Pod",`, 400, metav1.StatusReasonBadRequest, `the object provided is unrecognized (must be of type Pod): couldn't get version/kind; json parse error: unexpected end of JSON input ({"apiVersion":"v1","kind":"Pod ...)`},
 		{"malformed YAML", "POST", pods, "application/yaml", "kind: Pod\nmetadata: [name\n", 400, metav1.StatusReasonBadRequest, ""},
-		{"JSON that is not an object", "POST", pods, "application/json", `["a"]`, 400, metav1.StatusReasonBadRequest, ""},
+		{"JSON that is not an object", "POST", pods, "application/json", `["a"]`, 400, metav1.StatusReasonBadRequest, "the object provided is unrecognized (must be of type Pod): couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct {"},
 		{"wrong apiVersion", "POST", deploys, "application/json", strings.Replace(deploy("v2", "1"), "apps/v1", "apps/v2", 1), 400, metav1.StatusReasonBadRequest, "does not match the expected API version"},
 		{"wrong kind", "POST", pods, "application/json", strings.Replace(pod("k", ""), `"kind":"Pod"`, `"kind":"Service"`, 1), 400, metav1.StatusReasonBadRequest, `no kind "Service" is registered`},
 		{"invalid name", "POST", pods, "application/json", pod("Bad_Name", ""), 422, metav1.StatusReasonInvalid, "metadata.name: Invalid value"},

@@ -133,6 +133,7 @@ check "get node -o go-template" 0 '^node-1$' -- get node node-1 -o 'go-template=
 # no check's pod lands on it.
 printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"bare"},"spec":{"unschedulable":true}}' >"$work/bare.json"
 check "create a node without a kubelet" 0 '^node/bare created$' -- create -f "$work/bare.json"
+check "a node without conditions is Unknown" 0 '^bare +Unknown,SchedulingDisabled ' -- get node bare
 check "get unknown output format" 1 'unable to match a printer suitable for the output format "bogus"' -- get nodes -o bogus
 
 # --- create ---
@@ -217,6 +218,11 @@ check "no-op apply keeps generation and resourceVersion" 0 "^${site_rv}\$" -- ge
 # error with the start of the body in hex.
 printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"raw-json"}}' >"$work/raw.json"
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: raw-yaml\n' >"$work/raw.yaml"
+# PodTemplate: stored and printed as upstream (NAME CONTAINERS IMAGES POD LABELS).
+printf '{"apiVersion":"v1","kind":"PodTemplate","metadata":{"name":"tmpl"},"template":{"metadata":{"labels":{"app":"tmpl"}},"spec":{"containers":[{"name":"hello","image":"hello:1.0"}]}}}' >"$work/tmpl.json"
+check "create podtemplate" 0 '^podtemplate/tmpl created$' -- create -f "$work/tmpl.json"
+check "get podtemplates" 0 '^tmpl +hello +hello:1\.0 +app=tmpl$' -- get podtemplates
+check "explain podtemplate.template" 0 '^FIELD: +template <PodTemplateSpec>$' -- explain podtemplate.template
 check "create --raw with JSON" 0 '"name":"raw-json"' -- create --raw /api/v1/namespaces/default/configmaps -f "$work/raw.json"
 check "create --raw with YAML" 1 "^Error from server \(BadRequest\): the object provided is unrecognized \(must be of type ConfigMap\): couldn't get version/kind; json parse error: invalid character 'a' looking for beginning of value \(61706956657273696f6e3a2076310a6b696e643a20436f6e6669674d6170 \.\.\.\)$" -- create --raw /api/v1/namespaces/default/configmaps -f "$work/raw.yaml"
 check "create -f" 0 '^deployment.apps/shop created$' -- create -f "$work/shop.yaml"
@@ -362,8 +368,8 @@ check "the pod is still there" 0 '^exec-target +1/1 +Running' -- get pod exec-ta
 check "delete pdb" 0 '^poddisruptionbudget.policy "exec-pdb" deleted' -- delete pdb exec-pdb
 
 # --- the node lifecycle controller: a node whose kubelet never posted ---
-check "a node without a kubelet is Unknown" 0 '^bare +Unknown,SchedulingDisabled ' -- get node bare
 until_ok 120 "the controller writes its Ready condition" '^Unknown NodeStatusNeverUpdated Kubelet never posted node status\.$' -- get node bare -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].reason} {.status.conditions[?(@.type=="Ready")].message}'
+check "then NotReady (Ready is Unknown)" 0 '^bare +NotReady,SchedulingDisabled ' -- get node bare
 check "its conditions: Kubelet never posted node status." 0 '^  Ready +Unknown .* NodeStatusNeverUpdated +Kubelet never posted node status\.$' -- describe node bare
 check "delete the node without a kubelet" 0 '^node "bare" deleted' -- delete node bare
 

@@ -33,7 +33,7 @@ func Default(cfg Config) (*Registry, error) {
 // names, categories, subresources and etcd key prefixes are upstream's.
 //
 //	core/v1                namespaces nodes pods events services endpoints
-//	                       configmaps secrets serviceaccounts
+//	                       configmaps secrets serviceaccounts podtemplates
 //	apps/v1                deployments replicasets daemonsets statefulsets
 //	batch/v1               jobs cronjobs
 //	policy/v1              poddisruptionbudgets
@@ -112,6 +112,13 @@ func DefaultResources() []*Resource {
 			New:      func() runtime.Object { return &corev1.ServiceAccount{} },
 			NewList:  func() runtime.Object { return &corev1.ServiceAccountList{} },
 			Strategy: serviceAccountStrategy{},
+		},
+		{
+			Version: "v1", Kind: "PodTemplate", Resource: "podtemplates", Singular: "podtemplate", Namespaced: true,
+			KeyPrefix: "/registry/podtemplates",
+			New:       func() runtime.Object { return &corev1.PodTemplate{} },
+			NewList:   func() runtime.Object { return &corev1.PodTemplateList{} },
+			Strategy:  podTemplateStrategy{},
 		},
 		{
 			Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Singular: "deployment",
