@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -177,6 +178,12 @@ func (s *session) describe(res apiResource, obj map[string]any, events bool) (st
 			return "", err
 		}
 		return d.replicaSet(&rs)
+	case "discovery.k8s.io/EndpointSlice":
+		var eps discoveryv1.EndpointSlice
+		if err := fromMap(obj, &eps); err != nil {
+			return "", err
+		}
+		return d.endpointSlice(&eps)
 	}
 	return d.generic(res, obj)
 }
