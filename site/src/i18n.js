@@ -165,6 +165,7 @@ export const strings = {
     'image.about.sleep:1.0': '停止されるまで (または引数の N 秒) 待つ',
     'image.about.config:1.0': '環境変数と /etc/config のファイル (または引数のディレクトリ) を表示し、変更されたら再表示',
     'image.about.job:1.0': '5 (または N) から 1 秒ごとにカウントダウンして終了コード 0 で終了 (--fail: 1): Job 用',
+    'image.about.busybox:1.36.1': 'BusyBox 風のユーザーランド: sh、ls、cat、wget、nslookup など。デバッグ用 Pod に (既定のコマンドは sh)',
     'lang.name.en': '英語',
     'lang.name.ja': '日本語',
     'lessons.title': 'レッスン',

@@ -25,9 +25,10 @@ export function splitRef(ref) {
 
 /**
  * One row per module of each name: the tags that name the same bytes are
- * one row ("hello" 1.0 and latest), with "latest" last. Rows are sorted by
+ * one row ("hello" 1.0 and latest), the most specific version first
+ * ("1.36.1" before its alias "1.36") and "latest" last. Rows are sorted by
  * name, then by first tag. Each row: {name, tags, ref (the first tag's),
- * digest, size, about, builtin}.
+ * digest, size, about (the first tag's line), builtin}.
  */
 export function imageRows(images) {
   const rows = new Map();
@@ -36,17 +37,20 @@ export function imageRows(images) {
     const key = `${name}@${img.digest}`;
     let row = rows.get(key);
     if (!row) {
-      row = { name, tags: [], digest: img.digest, size: img.size, about: img.about, builtin: img.builtin };
+      row = { name, tags: [], digest: img.digest, size: img.size, abouts: new Map(), builtin: img.builtin };
       rows.set(key, row);
     }
     row.tags.push(tag);
-    if (tag !== 'latest' && row.tags[0] === 'latest') row.about = img.about; // prefer the versioned tag's line
+    row.abouts.set(tag, img.about);
   }
-  const byTag = (a, b) => (a === 'latest') - (b === 'latest') || a.localeCompare(b);
+  const parts = (tag) => tag.split('.').length;
+  const byTag = (a, b) => (a === 'latest') - (b === 'latest') || parts(b) - parts(a) || a.localeCompare(b);
   const out = [...rows.values()];
   for (const row of out) {
     row.tags.sort(byTag);
     row.ref = `${row.name}:${row.tags[0]}`;
+    row.about = row.abouts.get(row.tags[0]);
+    delete row.abouts;
   }
   return out.sort((a, b) => a.name.localeCompare(b.name) || byTag(a.tags[0], b.tags[0]));
 }

@@ -59,3 +59,14 @@ test('formatBytes', () => {
   assert.equal(formatBytes(14540), '14.2 KB');
   assert.equal(formatBytes(8 * 1024 * 1024 + 1), '8.0 MB');
 });
+
+test('imageRows: an alias tag shows the line of the version it names', () => {
+  const [row] = imageRows([
+    img('busybox:1.36', 'sha256:b', true, 'the same image (and digest) as busybox:1.36.1'),
+    img('busybox:1.36.1', 'sha256:b', true, 'BusyBox-style userland'),
+    img('busybox:latest', 'sha256:b', true, 'the same image; latest'),
+  ]);
+  assert.deepEqual(row.tags, ['1.36.1', '1.36', 'latest']);
+  assert.equal(row.ref, 'busybox:1.36.1');
+  assert.equal(row.about, 'BusyBox-style userland');
+});
