@@ -316,9 +316,9 @@ func TestConsole(t *testing.T) {
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 
-	c := typeLine(t, ctx, "ls -l", 30*time.Second)
-	if *c.Code != 127 || !strings.Contains(c.Output, "ls: command not found") {
-		t.Errorf("ls -l: code %d, output %q", *c.Code, c.Output)
+	c := typeLine(t, ctx, "vim web.yaml", 30*time.Second)
+	if *c.Code != 127 || !strings.Contains(c.Output, "vim: command not found") {
+		t.Errorf("vim web.yaml: code %d, output %q", *c.Code, c.Output)
 	}
 
 	c = typeLine(t, ctx, "kubectl get nodes", 60*time.Second)
