@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -92,6 +93,20 @@ func isLanguage(s string) bool {
 func (p *parser) parse(data []byte) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	if !utf8.Valid(data) {
+		// Markdown is text: goldmark assumes UTF-8 (and panics on some
+		// invalid bytes), so say where the first bad byte is.
+		bad := 0
+		for bad < len(data) {
+			r, size := utf8.DecodeRune(data[bad:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			bad += size
+		}
+		p.errorf(1+bytes.Count(data[:bad], []byte("\n")), "the file is not UTF-8 text (byte %d): save it as UTF-8", bad)
+		return
+	}
 	first, rest, _ := bytes.Cut(data, []byte("\n"))
 	if string(bytes.TrimRight(first, " \t")) != "---" {
 		p.errorf(1, "a lesson starts with front matter: a line ---, then title:, summary: and minutes:, then a line ---")

@@ -73,6 +73,7 @@ func TestParseErrors(t *testing.T) {
 		want []string // each a "line: message" fragment that must appear, in order
 	}{
 		{"no front matter", "", "## Step\n", []string{":1: a lesson starts with front matter"}},
+		{"not utf-8", "", lessonFile("", "## Step\n\nLa\xe9 \x80\n"+strings.TrimPrefix(okStep, "## Step\n")), []string{":8: the file is not UTF-8 text (byte 50): save it as UTF-8"}},
 		{"front matter not closed", "", "---\ntitle: T\n", []string{":1: front matter is not closed"}},
 		{"yaml syntax", "", lessonFile("title: T\nsummary: [a\nminutes: 5\n", okStep), []string{":3: front matter: "}},
 		{"unknown field", "", lessonFile("title: T\nsummary: S\nminutes: 5\ntitel: x\n", okStep), []string{`:5: front matter: unknown field "titel"`}},
