@@ -1,5 +1,5 @@
-// The live cluster panel: nodes and pods as tables, kept current by two
-// informers (list + watch through the bridge; see informer.js).
+// The live cluster panel: nodes and pods as tables, kept current by the
+// page's shared informers (list + watch through the bridge; see cache.js).
 
 import { Informer } from './informer.js';
 import { t, onLang } from './i18n.js';
@@ -57,39 +57,24 @@ function badge(text) {
 const byName = (a, b) => Informer.key(a).localeCompare(Informer.key(b));
 
 export class ClusterView {
-  constructor(root, cluster) {
+  /** @param {import('./cache.js').Cache} cache  the page's shared informers */
+  constructor(root, cache) {
     this.root = root;
     this.nodes = new Map();
     this.pods = new Map();
     this.states = { nodes: 'connecting', pods: 'connecting' };
-    this.nodeInformer = new Informer(cluster, '/api/v1/nodes', (items, state) => {
+    // The cache tells subscribers at most once per frame.
+    cache.subscribe('/api/v1/nodes', (items, state) => {
       this.nodes = items;
       this.states.nodes = state;
-      this.schedule();
-    });
-    this.podInformer = new Informer(cluster, '/api/v1/pods', (items, state) => {
-      this.pods = items;
-      this.states.pods = state;
-      this.schedule();
-    });
-    this.pending = false;
-    onLang(() => this.render());
-  }
-
-  start() {
-    this.nodeInformer.run();
-    this.podInformer.run();
-  }
-
-  // Many events can arrive together (3 replicas → dozens of updates); draw
-  // once per frame.
-  schedule() {
-    if (this.pending) return;
-    this.pending = true;
-    requestAnimationFrame(() => {
-      this.pending = false;
       this.render();
     });
+    cache.subscribe('/api/v1/pods', (items, state) => {
+      this.pods = items;
+      this.states.pods = state;
+      this.render();
+    });
+    onLang(() => this.render());
   }
 
   render() {

@@ -24,6 +24,9 @@ export const strings = {
     'console.crashed': 'The control plane stopped. Reload the page to start a new cluster.',
     'console.panic': 'internal error (recovered) in {where}: {message}',
     'cluster.title': 'Cluster',
+    'views.cluster': 'Cluster',
+    'views.failed': 'This view could not start: {message}',
+    'views.resize': 'Drag to resize',
     'cluster.live': 'live',
     'cluster.connecting': 'connecting…',
     'cluster.reconnecting': 'reconnecting…',
@@ -124,6 +127,9 @@ export const strings = {
     'console.crashed': 'コントロールプレーンが停止しました。ページを再読み込みすると新しいクラスタが起動します。',
     'console.panic': '内部エラー (回復済み) {where}: {message}',
     'cluster.title': 'クラスタ',
+    'views.cluster': 'クラスタ',
+    'views.failed': 'このビューを開始できませんでした: {message}',
+    'views.resize': 'ドラッグして大きさを変えられます',
     'cluster.live': 'ライブ',
     'cluster.connecting': '接続中…',
     'cluster.reconnecting': '再接続中…',
@@ -217,6 +223,34 @@ export const strings = {
 };
 
 export const languages = Object.keys(strings);
+
+/**
+ * Add a module's own strings ({en: {...}, ja: {...}}), so that each panel
+ * keeps its text beside its code. A key already defined is an error: two
+ * panels must not fight over one key.
+ */
+export function addStrings(more) {
+  const en = more.en || {};
+  const names = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort().join(',');
+  for (const code of languages) {
+    const table = more[code] || {};
+    for (const k of Object.keys(en)) {
+      if (!(k in table)) throw new Error(`i18n: ${k} has no ${code} text`);
+      if (names(table[k]) !== names(en[k])) throw new Error(`i18n: ${k}: placeholders differ between en and ${code}`);
+    }
+    for (const k of Object.keys(table)) {
+      if (!(k in en)) throw new Error(`i18n: ${k} has ${code} text but no en text`);
+      if (!String(table[k]).trim()) throw new Error(`i18n: ${code} ${k} is empty`);
+    }
+  }
+  for (const [code, table] of Object.entries(more)) {
+    if (!strings[code]) throw new Error(`i18n: unknown language ${code}`);
+    for (const [k, v] of Object.entries(table)) {
+      if (k in strings[code]) throw new Error(`i18n: key ${k} is defined twice`);
+      strings[code][k] = v;
+    }
+  }
+}
 
 const listeners = new Set();
 let current = pickLanguage();

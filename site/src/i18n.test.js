@@ -22,3 +22,12 @@ test('placeholders agree between the languages', () => {
     if (k in strings.ja) assert.deepEqual(names(strings.ja[k]), names(v), k);
   }
 });
+
+test('addStrings takes a module\'s strings only when both languages agree', async () => {
+  const { addStrings, t } = await import('./i18n.js');
+  assert.throws(() => addStrings({ en: { 'x.test.a': 'A' } }), /x.test.a has no ja text/);
+  assert.throws(() => addStrings({ en: { 'x.test.b': '{n} pods' }, ja: { 'x.test.b': 'Pod {m} 個' } }), /placeholders differ/);
+  assert.throws(() => addStrings({ en: { 'tagline': 'x' }, ja: { 'tagline': 'x' } }), /defined twice/);
+  addStrings({ en: { 'x.test.c': '{n} pods' }, ja: { 'x.test.c': 'Pod {n} 個' } });
+  assert.equal(t('x.test.c', { n: 3 }), '3 pods');
+});

@@ -14,6 +14,8 @@ import { Informer } from './informer.js';
 import { ImagesView } from './imagesview.js';
 import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 import * as player from './lessons/player.js';
+import { Cache } from './cache.js';
+import { mountViews, resizable } from './views/views.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -140,11 +142,26 @@ welcome();
 term.prompt();
 term.focus();
 
-// --- the live cluster panel -------------------------------------------------------
-const view = new ClusterView($('#cluster'), cluster);
+// --- the views beside the console -------------------------------------------------
+// One informer cache feeds every view (cache.js); each view is a module that
+// owns its markup (views/views.js). The Cluster tab's tables are in index.html.
+const cache = new Cache(cluster);
+kubetab.cache = cache;
+const viewCtx = {
+  cluster,
+  cache,
+  term,
+  bus: new EventTarget(),
+  run: (line) => term.typeAndRun(line),
+};
+kubetab.views = mountViews($('#views'), viewCtx, [
+  { name: 'cluster', title: 'views.cluster' },
+]);
+resizable($('#views'), $('main'));
+
+const view = new ClusterView($('#cluster'), cache);
 kubetab.view = view;
 view.render();
-cluster.ready.then(() => view.start(), () => {});
 
 // --- the image registry, and a learner's own .wasm -------------------------------
 const images = new ImagesView($('#registry'), cluster);
