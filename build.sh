@@ -155,7 +155,7 @@ cmd_test() {
   step "go vet (GOOS=js)" env GOOS=js GOARCH=wasm go vet ./core/... ./wasm/...
   step "go test (native)" go test -count=1 -timeout 5m ./...
   step "go test -race (small packages)" go test -race -count=1 -timeout 10m "${RACE_PACKAGES[@]}"
-  step "site JavaScript tests (node --test)" bash -c 'cd site && node --test src/*.test.js src/lessons/*.test.js'
+  step "site JavaScript tests (node --test)" bash -c 'cd site && node --test $(find src -name "*.test.js" | sort)'
   step "fuzz, briefly (decode+validate, patches, snapshots, module rewriting, lesson files, console word splitting)" fuzz_briefly
   step "go test (GOOS=js under Node)" go_test_js
   step "browser tests (headless Chromium)" browser_tests
