@@ -17,6 +17,8 @@ import * as player from './lessons/player.js';
 import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
 import * as embedded from './embedded.js';
+import * as kiosk from './kiosk.js';
+import './kiosk.css';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -182,6 +184,9 @@ if (kubetab.embedded !== 'console') {
     commandsRun: () => kubetab.commands.length,
   });
 }
+
+// --- a classroom kiosk (kubetab serve --kiosk), if this is one ----------------------
+if (!kubetab.embedded) kubetab.kioskReady = kiosk.setup({ header: $('header.top'), kubetab });
 
 // --- the page that embeds this one, if any ------------------------------------------
 if (kubetab.embedded) embedded.listen({ term, cluster });
