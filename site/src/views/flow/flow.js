@@ -318,6 +318,7 @@ export function mount(root, ctx) {
   let stepMode = null;
   const rows = new Map(); // seq → li
   let listedFirst = 0; // index in vis of the first listed row
+  let playedUpTo = -1; // index in vis up to which rows are marked played
 
   const diagram = new Diagram(figure, { onPick: (seq) => pick(seq) });
 
@@ -335,6 +336,7 @@ export function mount(root, ctx) {
     const trimmed = (win.trimmed || 0) - before;
     if (trimmed) {
       cursor = Math.max(-1, cursor - trimmed);
+      playedUpTo = Math.max(-1, playedUpTo - trimmed);
       listedFirst = Math.max(0, listedFirst - trimmed);
     }
     if (win.vis.length !== len - trimmed) {
@@ -431,18 +433,17 @@ export function mount(root, ctx) {
   }
 
   // --- filter and follow -------------------------------------------------------
-  function refilter() {
+  function refilter(replay = false) {
     let match = null;
     if (followRoot) {
       const names = descendants(followRoot, '', ctx.cache.items('/apis/apps/v1/deployments'),
         ctx.cache.items('/apis/apps/v1/replicasets'), ctx.cache.items('/api/v1/pods'));
       match = follower(followRoot, names);
     }
-    const wasFollowing = !!win.filter.follow;
     win.setFilter({ path: filter.value === 'path', follow: match });
     listedFirst = 0;
     rebuildList();
-    if (match && !wasFollowing) {
+    if (match && replay) {
       // Following: replay the object's story from its creation.
       jumpTo(-1);
       setMode('play');
@@ -451,7 +452,7 @@ export function mount(root, ctx) {
       setMode(mode === 'paused' ? 'paused' : 'live');
     }
   }
-  filter.addEventListener('change', refilter);
+  filter.addEventListener('change', () => refilter());
   let followTimer = 0;
   follow.addEventListener('input', () => {
     clearTimeout(followTimer);
@@ -459,14 +460,14 @@ export function mount(root, ctx) {
       const v = follow.value.trim();
       if (v === followRoot) return;
       followRoot = v;
-      refilter();
+      refilter(true);
     }, 300);
   });
   follow.addEventListener('keydown', (ev) => {
     if (ev.key !== 'Enter') return;
     clearTimeout(followTimer);
     followRoot = follow.value.trim();
-    refilter();
+    refilter(true);
   });
   clearBtn.addEventListener('click', () => {
     followRoot = '';
@@ -572,7 +573,6 @@ export function mount(root, ctx) {
     markPlayed(true);
   }
 
-  let playedUpTo = -1; // index in vis up to which rows are marked played
   function markPlayed(all) {
     if (all) {
       for (const li of rows.values()) li.classList.remove('played', 'current');
@@ -719,7 +719,7 @@ export function mount(root, ctx) {
       fb.addEventListener('click', () => {
         follow.value = name;
         followRoot = name;
-        refilter();
+        refilter(true);
       });
       actions.append(fb);
     }
