@@ -310,7 +310,7 @@ func saveFlowShots(t *testing.T, ctx context.Context, name string) {
 		}
 		for i, part := range parts {
 			if s.w < 600 {
-				sel := []string{".flow-top", ".flow-right"}[i]
+				sel := []string{".flow-bar", ".flow-step"}[i]
 				_ = eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('[data-view=flow] %s').scrollIntoView(), true`, sel))
 			}
 			waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)

@@ -63,6 +63,12 @@ export class Diagram {
     });
   }
 
+  /** The words on the diagram that are not component names ({you}). */
+  relabel({ you }) {
+    this.you = you;
+    if (this.youText) this.youText.textContent = you;
+  }
+
   /** Lay the boxes out for these nodes (names); keeps the controllers seen. */
   layout(nodes) {
     this.nodes = nodes.length ? nodes : ['node-1', 'node-2', 'node-3'];
@@ -87,16 +93,16 @@ export class Diagram {
     this.chipOf = new Map();
     for (const name of this.controllers.slice(2)) this.addChip(name);
 
-    const sched = this.box('kube-scheduler', 272, 6, 80, 50, { title: 'kube-scheduler', component: 'kube-scheduler', sub: 'filter · score · bind' });
+    const sched = this.box('kube-scheduler', 270, 6, 82, 50, { title: 'kube-scheduler', component: 'kube-scheduler', sub: 'filter · score · bind', cls: 'narrow' });
     sched.port = { x: 300, y: 56 };
 
-    const kubectl = this.box('kubectl', 8, 146, 70, 30, { title: 'kubectl', component: 'kubectl', sub: '👤' });
+    const kubectl = this.box('kubectl', 8, 144, 70, 34, { title: 'kubectl', component: 'kubectl', sub: this.you || '' });
     kubectl.port = { x: 78, y: 161 };
-    const others = this.box('clients', 8, 182, 70, 22, { title: '', component: 'clients', cls: 'chip' });
-    others.port = { x: 78, y: 193 };
-    this.othersText = others.text;
+    this.youText = kubectl.g.querySelector('.sub');
+    const others = this.box('clients', 8, 184, 70, 20, { title: '', component: 'clients', cls: 'chip' });
+    others.port = { x: 78, y: 194 };
     this.othersNames = new Set();
-    others.g.hidden = true;
+    others.g.style.display = 'none';
 
     const api = this.box('kube-apiserver', 106, 150, 120, 44, { title: 'kube-apiserver', component: 'kube-apiserver', cls: 'hub' });
     api.port = { x: 166, y: 172 };
@@ -141,8 +147,8 @@ export class Diagram {
     const big = h >= 30 && !cls.includes('ctrl');
     const text = el('text', { x: x + (big ? 8 : w / 2), y: y + (big ? 15 : h / 2 + 3.5), class: big ? 'title' : 'title mid' }, g);
     text.textContent = title;
-    if (sub) {
-      const s = el('text', { x: x + 8, y: y + 30, class: 'sub' }, g);
+    if (sub !== undefined) {
+      const s = el('text', { x: x + 8, y: y + Math.min(30, h - 6), class: 'sub' }, g);
       s.textContent = sub;
     }
     const tip = el('title', {}, g);
@@ -186,7 +192,7 @@ export class Diagram {
     if (id.startsWith('client:')) {
       const b = this.boxes.get('clients');
       this.othersNames.add(id.slice(7));
-      b.g.hidden = false;
+      b.g.style.display = '';
       b.text.textContent = [...this.othersNames].join(', ');
       b.g.querySelector('title').textContent = [...this.othersNames].join(', ');
       return b;
@@ -350,7 +356,7 @@ export class Diagram {
       const g = el('g', { class: 'hop k-pending', 'data-pending-from': p.component }, this.pendingLayer);
       el('path', { d: d.path, 'marker-end': 'url(#flow-arrow-pending)' }, g);
       const mid = d.at(0.5);
-      const t = el('text', { x: mid.x + 8, y: mid.y + 4, class: 'label' }, g);
+      const t = el('text', { x: mid.x - 8, y: mid.y + 4, class: 'label end' }, g);
       t.textContent = `⏸ ${arrowLabel(h)}`;
     });
   }

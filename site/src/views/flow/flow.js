@@ -44,7 +44,8 @@ addStrings({
     'flow.filter.all': 'every hop',
     'flow.filter.title': 'The path: writes, the etcd writes behind them, the watch events a component acts on, decisions, CNI and CRI calls. Every hop: reads, answers, events and heartbeats too.',
     'flow.follow': 'Follow',
-    'flow.follow.placeholder': 'an object, e.g. web',
+    'flow.follow.placeholder': 'e.g. web',
+    'flow.you': '(you)',
     'flow.follow.title': 'Show only the hops of this object and what it owns (a Deployment, its ReplicaSets, their pods), from its creation',
     'flow.follow.stop': 'Show all',
     'flow.clear': 'Clear',
@@ -130,7 +131,8 @@ addStrings({
     'flow.filter.all': 'すべてのホップ',
     'flow.filter.title': '主な経路: 書き込みと、その etcd への書き込み、コンポーネントが反応する watch イベント、スケジューリングの決定、CNI と CRI の呼び出しです。すべてのホップ: 読み取り、応答、イベント、ハートビートも表示します。',
     'flow.follow': '追跡',
-    'flow.follow.placeholder': 'オブジェクト名（例: web）',
+    'flow.follow.placeholder': '例: web',
+    'flow.you': '（あなた）',
     'flow.follow.title': 'このオブジェクトと、それが所有するもの（Deployment、その ReplicaSet、それらの Pod）のホップだけを、作成時から表示します',
     'flow.follow.stop': 'すべて表示',
     'flow.clear': 'クリア',
@@ -295,8 +297,9 @@ export function mount(root, ctx) {
   const detail = h('section', { class: 'flow-detail', 'aria-live': 'polite' });
 
   root.append(h('div', { class: 'flow-grid' },
-    h('div', { class: 'flow-top' }, bar, step),
+    bar,
     h('div', { class: 'flow-left' }, figure, legend),
+    step,
     h('div', { class: 'flow-right' }, listBox, detail)));
 
   // --- model -------------------------------------------------------------------
@@ -839,6 +842,7 @@ export function mount(root, ctx) {
       else el.textContent = t(key);
     }
     state.textContent = t(`flow.state.${stream.state}`);
+    diagram.relabel({ you: t('flow.you') });
     for (const li of list.children) li.title = t(`flow.stage.${stageOf(win.find(Number(li.dataset.seq)) || {})}`);
     renderStep();
     renderDetail();
