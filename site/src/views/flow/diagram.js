@@ -206,10 +206,14 @@ export class Diagram {
   /** The two points a hop's arrow runs between, or null when a box is missing. */
   ends(h) {
     if (h.type === 'decision') {
+      // Down the right margin and along the gap above the nodes, so the
+      // scheduler's choice does not cross etcd and the API server.
       const s = this.boxes.get('kube-scheduler');
       const n = this.boxes.get(`node:${nodeOf(h)}`);
       if (!s || !n) return null;
-      return [{ x: s.x + 14, y: s.y + s.h }, { x: n.x + n.w - 10, y: n.y }];
+      const x = n.x + n.w - 14;
+      const y = n.y - 8;
+      return [{ x: s.x + s.w, y: s.y + 36 }, { x: W - 3, y: s.y + 36 }, { x: W - 3, y }, { x, y }, { x, y: n.y }];
     }
     const a = this.boxFor(boxOf(h.from, h.to));
     const b = this.boxFor(boxOf(h.to, h.from));
@@ -323,7 +327,8 @@ export class Diagram {
       const n = el('text', { x: mid.x, y: mid.y + 3, class: 'num' }, g);
       n.textContent = String(h.n);
       if (newest) {
-        const lbl = el('text', { x: mid.x + 10, y: mid.y - 6, class: 'label' }, g);
+        const right = mid.x > W - 100; // near the right edge: the label goes left of the line
+        const lbl = el('text', { x: right ? mid.x - 10 : mid.x + 10, y: mid.y - 6, class: right ? 'label end' : 'label' }, g);
         lbl.textContent = arrowLabel(h);
         const a = this.boxFor(boxOf(h.from, h.to));
         const b = h.type === 'decision' ? this.boxes.get(`node:${nodeOf(h)}`) : this.boxFor(boxOf(h.to, h.from));
@@ -331,10 +336,11 @@ export class Diagram {
         if (b) b.g.classList.add('active');
         if (animate) {
           const dot = el('circle', { r: 3.5, class: 'dot' }, g);
-          dot.animate([
-            { transform: `translate(${pts[0].x}px, ${pts[0].y}px)` },
-            { transform: `translate(${pts[1].x}px, ${pts[1].y}px)` },
-          ], { duration: animate, easing: 'ease-in-out', fill: 'forwards' });
+          const frames = [0, 0.2, 0.4, 0.6, 0.8, 1].map((k) => {
+            const p = d.at(k);
+            return { transform: `translate(${p.x}px, ${p.y}px)` };
+          });
+          dot.animate(frames, { duration: animate, easing: 'ease-in-out', fill: 'forwards' });
         }
       }
     });
@@ -372,7 +378,9 @@ function offsetOf(h) {
   return 0;
 }
 
-function line([a, b], off) {
+function line(pts, off) {
+  if (pts.length > 2) return polyline(pts);
+  const [a, b] = pts;
   const dx = b.x - a.x;
   const dy = b.y - a.y;
   const len = Math.hypot(dx, dy) || 1;
@@ -386,6 +394,32 @@ function line([a, b], off) {
   return {
     path: `M${f(p.x)},${f(p.y)} L${f(q.x)},${f(q.y)}`,
     at: (t) => ({ x: f(p.x + (q.x - p.x) * t), y: f(p.y + (q.y - p.y) * t) }),
+  };
+}
+
+// A path through several points (no offset), its at(t) by length.
+function polyline(pts) {
+  const f = (v) => Math.round(v * 10) / 10;
+  const lens = [];
+  let total = 0;
+  for (let i = 1; i < pts.length; i++) {
+    const l = Math.hypot(pts[i].x - pts[i - 1].x, pts[i].y - pts[i - 1].y);
+    lens.push(l);
+    total += l;
+  }
+  return {
+    path: `M${pts.map((p) => `${f(p.x)},${f(p.y)}`).join(' L')}`,
+    at: (t) => {
+      let d = t * total;
+      for (let i = 0; i < lens.length; i++) {
+        if (d <= lens[i] || i === lens.length - 1) {
+          const k = lens[i] ? Math.min(1, d / lens[i]) : 0;
+          return { x: f(pts[i].x + (pts[i + 1].x - pts[i].x) * k), y: f(pts[i].y + (pts[i + 1].y - pts[i].y) * k) };
+        }
+        d -= lens[i];
+      }
+      return pts[pts.length - 1];
+    },
   };
 }
 

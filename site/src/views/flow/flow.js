@@ -106,7 +106,7 @@ addStrings({
     'flow.step.title': 'Step mode',
     'flow.step.toggle': 'Pause the cluster at the API server',
     'flow.step.toggle.title': 'Every write a controller, the scheduler or a kubelet asks for waits until you press Step or Continue, and the cluster\'s clock stands still. Your own commands are never held.',
-    'flow.step.pause': 'Pause',
+    'flow.step.pause': 'Pause cluster',
     'flow.step.step': 'Step',
     'flow.step.continue': 'Continue',
     'flow.step.off': 'The cluster runs on its own.',
@@ -193,7 +193,7 @@ addStrings({
     'flow.step.title': 'ステップモード',
     'flow.step.toggle': 'API サーバーでクラスターを一時停止する',
     'flow.step.toggle.title': 'コントローラー、スケジューラー、kubelet が求める書き込みは、ステップか続行を押すまで待たされ、クラスターの時計も止まります。あなた自身のコマンドは止められません。',
-    'flow.step.pause': '一時停止',
+    'flow.step.pause': 'クラスターを一時停止',
     'flow.step.step': 'ステップ',
     'flow.step.continue': '続行',
     'flow.step.off': 'クラスターは自分で動いています。',
@@ -375,7 +375,9 @@ export function mount(root, ctx) {
       if (mode === 'live' && backlog > 400) {
         jumpTo(target - 200);
       } else {
-        const r = BASE_RATE * rate * (mode === 'live' ? Math.max(1, backlog / 10) : 1);
+        // Live, the drawing speeds up with how far it is behind, so it keeps
+        // up with a busy cluster and slows to the chosen pace when it is not.
+        const r = BASE_RATE * rate * (mode === 'live' ? Math.max(1, backlog / 5) : 1);
         acc += (dt * r) / 1000;
         let n = Math.floor(acc);
         acc -= n;

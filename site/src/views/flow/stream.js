@@ -87,10 +87,13 @@ export class HopStream {
       if (done) return 'resume';
       buf += value;
       const batch = [];
+      // Scan the lines in place and cut the buffer once: a chunk of
+      // thousands of events must not be copied once per event.
+      let start = 0;
       let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
+      while ((nl = buf.indexOf('\n', start)) >= 0) {
+        const line = buf.slice(start, nl);
+        start = nl + 1;
         if (!line.trim()) continue;
         const ev = JSON.parse(line);
         if (ev.type === 'ERROR') {
@@ -102,6 +105,7 @@ export class HopStream {
         this.last = ev.object.seq;
         batch.push(compact(ev.object));
       }
+      buf = buf.slice(start);
       if (batch.length) this.onHops(batch);
     }
   }
