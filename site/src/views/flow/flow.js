@@ -293,7 +293,7 @@ export function mount(root, ctx) {
   const empty = h('p', { class: 'flow-empty' });
   const earlier = h('p', { class: 'flow-earlier', hidden: true });
   const list = h('ol', { class: 'flow-list', 'aria-label': 'hops' });
-  const listBox = h('div', { class: 'flow-listbox' }, earlier, list, empty);
+  const listBox = h('div', { class: 'flow-listbox' }, list, earlier, empty);
   const detail = h('section', { class: 'flow-detail', 'aria-live': 'polite' });
 
   root.append(h('div', { class: 'flow-grid' },
@@ -367,6 +367,7 @@ export function mount(root, ctx) {
 
   function tick(now) {
     frame = 0;
+    applyScroll();
     const dt = lastTick ? Math.min(now - lastTick, 250) : 16;
     lastTick = now;
     const target = win.vis.length - 1;
@@ -391,7 +392,7 @@ export function mount(root, ctx) {
     }
     if (mode === 'play' && cursor >= target) mode = 'live';
     if (dirty) draw();
-    if (mode !== 'paused' && cursor < win.vis.length - 1) schedule();
+    if ((mode !== 'paused' && cursor < win.vis.length - 1) || wantScroll >= 0) schedule();
     else lastTick = 0;
   }
 
@@ -602,11 +603,30 @@ export function mount(root, ctx) {
     }
   }
 
+  // Keeping the current row in sight without reading layout (offsetTop
+  // would lay the whole page out in every frame: 12 % of the main thread
+  // while 60 pods were created). Rows are ROW_H high (flow.css); the box's
+  // height comes from a ResizeObserver; the scroll is applied at the start
+  // of the next frame, when layout is clean.
+  const ROW_H = 34;
+  let boxH = 240;
+  let wantScroll = -1;
+  let scrollTop = 0;
+  new ResizeObserver(([e]) => { boxH = e.contentRect.height || boxH; }).observe(listBox);
+  listBox.addEventListener('scroll', () => { scrollTop = listBox.scrollTop; }, { passive: true });
   function keepVisible(li) {
-    const top = li.offsetTop - list.offsetTop;
-    const bottom = top + li.offsetHeight;
-    if (top < listBox.scrollTop + 20) listBox.scrollTop = Math.max(0, top - 20);
-    else if (bottom > listBox.scrollTop + listBox.clientHeight - 8) listBox.scrollTop = bottom - listBox.clientHeight + 8;
+    const i = win.indexOf(Number(li.dataset.seq)) - listedFirst;
+    if (i < 0) return;
+    const top = i * ROW_H;
+    const bottom = top + ROW_H;
+    if (top < scrollTop + 20) wantScroll = Math.max(0, top - 20);
+    else if (bottom > scrollTop + boxH - 8) wantScroll = bottom - boxH + 8;
+  }
+  function applyScroll() {
+    if (wantScroll < 0) return;
+    listBox.scrollTop = wantScroll;
+    scrollTop = wantScroll;
+    wantScroll = -1;
   }
 
   function syncList() {
