@@ -16,6 +16,7 @@ import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 import * as player from './lessons/player.js';
 import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
+import * as flowView from './views/flow/flow.js';
 import * as embedded from './embedded.js';
 import * as kiosk from './kiosk.js';
 import './kiosk.css';
@@ -164,6 +165,7 @@ const viewCtx = {
 };
 kubetab.views = mountViews($('#views'), viewCtx, [
   { name: 'cluster', title: 'views.cluster' },
+  { name: 'flow', title: 'flow.title', mount: flowView.mount },
 ]);
 resizable($('#views'), $('main'));
 
