@@ -16,6 +16,8 @@ import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 import * as player from './lessons/player.js';
 import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
+import * as objectsView from './views/objects/objects.js';
+import * as eventsView from './views/events/events.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -154,8 +156,11 @@ const viewCtx = {
   bus: new EventTarget(),
   run: (line) => term.typeAndRun(line),
 };
+kubetab.bus = viewCtx.bus; // tests dispatch 'select' as a view does
 kubetab.views = mountViews($('#views'), viewCtx, [
   { name: 'cluster', title: 'views.cluster' },
+  { name: 'objects', title: 'objects.tab', mount: objectsView.mount },
+  { name: 'events', title: 'events.tab', mount: eventsView.mount },
 ]);
 resizable($('#views'), $('main'));
 
