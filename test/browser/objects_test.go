@@ -242,11 +242,13 @@ func TestObjectsScreenshots(t *testing.T) {
 	runOK(t, ctx, "kubectl rollout status deployment/web", "successfully rolled out")
 	runOK(t, ctx, "kubectl set image deployment/web hello=hello:2.0", "image updated")
 	runOK(t, ctx, "kubectl rollout status deployment/web", "successfully rolled out")
-	waitJS(t, ctx, "the graph to settle", `document.querySelectorAll('[data-view=objects] [data-object^="Pod/default/web-"]:not(.og-leave)').length === 3`, 60*time.Second)
+	waitJS(t, ctx, "the old pods to go", `document.querySelectorAll('[data-view=objects] [data-object^="Pod/default/web-"]').length === 3
+	  && kubetab.cache.items('/api/v1/pods').size === 3`, 90*time.Second)
 	pod := eval[string](t, ctx, `document.querySelector('[data-view=objects] [data-object^="Pod/default/web-"]').dataset.object`)
 	shot := func(name string) {
 		t.Helper()
-		waitJS(t, ctx, "two frames", `new Promise(r => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => r(true))), 500))`, 10*time.Second)
+		waitJS(t, ctx, "the graph to stop moving", `!document.querySelector('[data-view=objects] .og-canvas[data-moving]')`, 20*time.Second)
+		waitJS(t, ctx, "two frames", `new Promise(r => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => r(true))), 300))`, 10*time.Second)
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)

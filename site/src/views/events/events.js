@@ -136,13 +136,13 @@ export function mount(root, ctx) {
     head.append(
       el('span', `ev-type ${type === 'Warning' ? 'bad' : 'ok'}`, type),
       el('span', 'ev-reason', e.reason || ''),
-      objBtn,
       ...(n > 1 ? [el('span', 'ev-times', t('events.times', { n }))] : []),
       age,
     );
+    const about = el('div', 'ev-about');
+    about.append(objBtn, el('span', 'ev-src', eventSource(e)));
     const msg = el('div', 'ev-msg', e.message || '');
-    const src = el('div', 'ev-src', eventSource(e));
-    li.replaceChildren(head, msg, src);
+    li.replaceChildren(head, about, msg);
   }
 
   function ageAll() {

@@ -354,7 +354,7 @@ export const boxHeight = { Deployment: 46, ReplicaSet: 46, Pod: 34, Pods: 46, No
  * (pods are the spine: they keep the order of their owners).
  *
  * @param {{columns: object[][], edges: object[], byId: Map}} g  from build
- * @param {{width: number, gap?: number, vgap?: number, top?: number}} opts
+ * @param {{width: number, gap?: number, vgap?: number, top?: number, minColumn?: number, weights?: number[]}} opts
  * @returns {{width: number, height: number, colX: number[], colW: number[]}}
  */
 export function layout(g, opts) {
@@ -362,7 +362,7 @@ export function layout(g, opts) {
   const vgap = opts.vgap ?? 6;
   const top = opts.top ?? 0;
   // Relative widths: names of ReplicaSets and pods are longer than a node's.
-  const weights = [1, 1.15, 1.1, 0.8];
+  const weights = opts.weights || [1, 1.15, 1.1, 0.8];
   const minW = opts.minColumn ?? 82;
   const sum = weights.reduce((a, b) => a + b, 0);
   const avail = Math.max(opts.width - gap * (COLUMNS - 1), minW * sum);

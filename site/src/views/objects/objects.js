@@ -15,7 +15,8 @@
 // [data-group="ReplicaSet/ns/name"][data-count], each edge
 // [data-edge="from->to"]; the details [data-details][data-object], its tabs
 // [data-details-tab=yaml|describe|events], panes [data-details-pane=...],
-// its events [data-object-event][data-reason].
+// its events [data-object-event][data-reason]; .og-canvas[data-moving] while
+// boxes are still moving to their places.
 //
 // The view and ctx.bus: a click dispatches 'select' ({kind, namespace,
 // name, source: 'objects'}); a 'select' from another view selects that
@@ -36,6 +37,11 @@ addStrings({
     'objects.col.1': 'ReplicaSets · EndpointSlices',
     'objects.col.2': 'Pods',
     'objects.col.3': 'Nodes',
+    'objects.colShort.0': 'deploy·svc',
+    'objects.colShort.1': 'rs·eps',
+    'objects.colShort.2': 'pods',
+    'objects.colShort.3': 'nodes',
+    'objects.readyShort': '{ready}/{desired}',
     'objects.empty': 'No Deployments, Services or Pods here yet. Try kubectl create deployment web --image=hello --replicas=3',
     'objects.hint': 'Click an object for its YAML, kubectl describe and its events.',
     'objects.ready': '{ready}/{desired} ready',
@@ -68,6 +74,11 @@ addStrings({
     'objects.col.1': 'ReplicaSet・EndpointSlice',
     'objects.col.2': 'Pod',
     'objects.col.3': 'ノード',
+    'objects.colShort.0': 'deploy・svc',
+    'objects.colShort.1': 'rs・eps',
+    'objects.colShort.2': 'Pod',
+    'objects.colShort.3': 'ノード',
+    'objects.readyShort': '{ready}/{desired}',
     'objects.empty': 'まだ Deployment、Service、Pod はありません。kubectl create deployment web --image=hello --replicas=3 を試してください。',
     'objects.hint': 'オブジェクトをクリックすると、YAML、kubectl describe、イベントを表示します。',
     'objects.ready': '{ready}/{desired} Ready',
@@ -171,15 +182,15 @@ export function mount(root, ctx) {
 
   // --- state -------------------------------------------------------------
   const data = {};
-  let namespace = '';
+  let namespace = 'default'; // as kubectl: the default namespace until another is chosen
   let selected = ''; // an object id
   const expanded = new Set(); // ReplicaSet ids whose pods are drawn one by one
   let width = 0;
   let frame = 0;
   let visible = true;
   let model = null;
-  const boxes = new Map(); // id → element
-  const paths = new Map(); // edge id → {path, label}
+  const boxes = new Map(); // id → {el, x, y (drawn now), tx, ty (wanted), w, h, op, top (opacity now, wanted)}
+  const paths = new Map(); // edge id → {path, label, from, to, d}
 
   const schedule = () => {
     if (frame || !visible) return;
@@ -212,7 +223,7 @@ export function mount(root, ctx) {
 
   // --- drawing -----------------------------------------------------------
   const ro = new ResizeObserver(() => {
-    const w = graph.clientWidth - 24;
+    const w = graph.clientWidth - 16;
     chooseLayout();
     if (Math.abs(w - width) >= 1) {
       width = w;
@@ -224,13 +235,19 @@ export function mount(root, ctx) {
 
   function draw() {
     model = build(data, { namespace, expanded });
-    const box = layout(model, { width: Math.max(width, 200), gap: width < 520 ? 12 : 22, vgap: 6 });
+    const narrow = width < 560;
+    const box = layout(model, {
+      width: Math.max(width, 200), gap: narrow ? 10 : 22, vgap: 6, minColumn: 62,
+      weights: narrow ? [0.95, 1.15, 1.05, 0.92] : undefined,
+    });
     canvas.style.width = `${box.width}px`;
     canvas.style.height = `${box.height}px`;
+    canvas.classList.toggle('og-narrow', box.colW[1] < 120);
     svg.setAttribute('width', box.width);
     svg.setAttribute('height', box.height);
     svg.setAttribute('viewBox', `0 0 ${box.width} ${box.height}`);
     heads.style.width = `${box.width}px`;
+    heads.classList.toggle('og-narrow', box.colW[1] < 150);
     [...heads.children].forEach((h, i) => {
       h.style.left = `${box.colX[i]}px`;
       h.style.width = `${box.colW[i]}px`;
@@ -241,52 +258,46 @@ export function mount(root, ctx) {
     const seen = new Set();
     for (const n of model.nodes) {
       seen.add(n.id);
-      let b = boxes.get(n.id);
-      if (!b) {
-        b = el('button', `og-box og-${n.kind}`);
+      let r = boxes.get(n.id);
+      if (!r) {
+        const b = el('button', `og-box og-${n.kind}`);
         b.type = 'button';
         if (n.kind === 'Pods') b.dataset.group = n.group;
         else b.dataset.object = n.id;
-        b.style.transform = `translate(${n.x}px, ${n.y}px)`;
-        b.classList.add('og-enter');
-        b.addEventListener('animationend', () => b.classList.remove('og-enter'), { once: true });
         canvas.append(b);
-        boxes.set(n.id, b);
+        // A new box fades in where it belongs; one that comes back from
+        // leaving (a pod recreated with the same name) fades back.
+        r = { el: b, x: n.x, y: n.y, op: 0 };
+        boxes.set(n.id, r);
       }
-      b.classList.remove('og-leave');
-      b.style.transform = `translate(${n.x}px, ${n.y}px)`;
-      b.style.width = `${n.w}px`;
-      b.style.height = `${n.h}px`;
-      fill(b, n);
+      r.el.classList.remove('og-leave');
+      r.tx = n.x;
+      r.ty = n.y;
+      r.top = 1;
+      r.w = n.w;
+      r.h = n.h;
+      r.el.style.width = `${n.w}px`;
+      r.el.style.height = `${n.h}px`;
+      fill(r.el, n);
     }
-    for (const [id, b] of boxes) {
-      if (seen.has(id) || b.classList.contains('og-leave')) continue;
-      b.classList.add('og-leave');
-      setTimeout(() => {
-        if (b.classList.contains('og-leave')) {
-          b.remove();
-          boxes.delete(id);
-        }
-      }, 400);
+    for (const [id, r] of boxes) {
+      if (seen.has(id) || r.top === 0) continue;
+      r.el.classList.add('og-leave');
+      r.top = 0;
     }
 
     const seenE = new Set();
     for (const e of model.edges) {
       seenE.add(e.id);
-      const a = model.byId.get(e.from);
-      const z = model.byId.get(e.to);
       let p = paths.get(e.id);
       if (!p) {
         const path = document.createElementNS(SVG, 'path');
         path.dataset.edge = e.id;
-        path.setAttribute('class', `og-edge og-edge-${a.kind}-${z.kind}`);
+        path.setAttribute('class', `og-edge og-edge-${model.byId.get(e.from).kind}-${model.byId.get(e.to).kind}`);
         svg.append(path);
-        p = { path, label: null };
+        p = { path, label: null, from: e.from, to: e.to, d: '' };
         paths.set(e.id, p);
       }
-      const d = edgePath(a, z);
-      p.path.setAttribute('d', d);
-      p.path.style.d = `path("${d}")`;
       p.path.dataset.count = e.count;
       if (e.count > 1) {
         if (!p.label) {
@@ -295,10 +306,6 @@ export function mount(root, ctx) {
           svg.append(p.label);
         }
         p.label.textContent = String(e.count);
-        const lx = a.x + a.w + (z.x - a.x - a.w) / 2;
-        const ly = (a.y + a.h / 2 + z.y + z.h / 2) / 2;
-        p.label.setAttribute('x', lx);
-        p.label.setAttribute('y', ly - 3);
       } else if (p.label) {
         p.label.remove();
         p.label = null;
@@ -311,13 +318,77 @@ export function mount(root, ctx) {
       paths.delete(id);
     }
     highlight();
+    step(performance.now());
     if (selected) refreshSelected();
+  }
+
+  // step moves every box a little towards where the layout wants it (and
+  // fades boxes in and out), redrawing the edges from where the boxes are
+  // now, so that the lines follow the boxes; it runs in animation frames
+  // until nothing moves. Done here rather than with CSS transitions so that
+  // edges and boxes move together.
+  let anim = 0;
+  let lastStep = 0;
+  function step(now) {
+    anim = 0;
+    const dt = lastStep ? Math.min(250, Math.max(0, now - lastStep)) : 16;
+    lastStep = now;
+    const k = 1 - Math.exp(-dt / 70);
+    let moving = false;
+    for (const [id, r] of boxes) {
+      const dx = r.tx - r.x;
+      const dy = r.ty - r.y;
+      const dop = r.top - r.op;
+      if (Math.abs(dx) < 0.5 && Math.abs(dy) < 0.5 && Math.abs(dop) < 0.03) {
+        r.x = r.tx;
+        r.y = r.ty;
+        r.op = r.top;
+      } else {
+        r.x += dx * k;
+        r.y += dy * k;
+        r.op += dop * k;
+        moving = true;
+      }
+      if (r.top === 0 && r.op === 0) {
+        r.el.remove();
+        boxes.delete(id);
+        continue;
+      }
+      const tr = `translate(${Math.round(r.x * 2) / 2}px, ${Math.round(r.y * 2) / 2}px)`;
+      if (r.el.style.transform !== tr) r.el.style.transform = tr;
+      const op = r.op >= 1 ? '' : String(Math.round(r.op * 100) / 100);
+      if (r.el.style.opacity !== op) r.el.style.opacity = op;
+    }
+    for (const p of paths.values()) {
+      const a = boxes.get(p.from);
+      const z = boxes.get(p.to);
+      if (!a || !z) continue;
+      const d = edgePath(a, z);
+      if (d !== p.d) {
+        p.d = d;
+        p.path.setAttribute('d', d);
+        if (p.label) {
+          p.label.setAttribute('x', a.x + a.w + (z.x - a.x - a.w) / 2);
+          p.label.setAttribute('y', (a.y + a.h / 2 + z.y + z.h / 2) / 2 - 3);
+        }
+      }
+    }
+    if (moving) {
+      canvas.dataset.moving = '';
+      if (!anim) anim = requestAnimationFrame(step);
+    } else {
+      delete canvas.dataset.moving;
+      lastStep = 0;
+    }
   }
 
   // fill writes a box's text; only what changed is touched.
   function fill(b, n) {
+    const narrow = canvas.classList.contains('og-narrow');
+    const readyText = (ready, desired) => el('span', `og-ready ${ready >= desired ? 'ok' : 'wait'}`,
+      t(narrow ? 'objects.readyShort' : 'objects.ready', { ready, desired }));
     const key = JSON.stringify([n.label, n.name, n.status, n.desired, n.ready, n.current, n.revision, n.count, n.counts, n.pods,
-      n.endpoints, n.readyEndpoints, n.clusterIP, n.type, n.collapsed, n.expandable, document.documentElement.lang]);
+      n.endpoints, n.readyEndpoints, n.clusterIP, n.type, n.collapsed, n.expandable, document.documentElement.lang, narrow]);
     if (b.dataset.key === key) return;
     b.dataset.key = key;
     const top = el('span', 'og-l1');
@@ -332,7 +403,7 @@ export function mount(root, ctx) {
         b.title = `Deployment ${n.namespace}/${n.name}\n${t('objects.readyTitle', { ready: n.ready, desired: n.desired })}`;
         break;
       case 'ReplicaSet': {
-        top.append(kind, el('span', 'og-name', n.label));
+        top.append(kind, el('span', 'og-name', narrow && n.hash ? n.hash : n.label));
         sub.append(readyText(n.ready, n.desired), el('span', 'og-rev', t('objects.rev', { n: n.revision })));
         if (n.expandable && !n.collapsed) {
           const fold = el('span', 'og-fold', t('objects.fold'));
@@ -363,7 +434,9 @@ export function mount(root, ctx) {
       case 'Node':
         b.classList.add(n.cls);
         top.append(el('span', `og-dot ${n.cls}`), el('span', 'og-name', n.name));
-        sub.append(el('span', 'og-status', n.status), el('span', 'og-rev', t('objects.nodePods', { n: n.pods })));
+        // Narrow: the status when it is not Ready, else the pod count.
+        if (!narrow || n.status !== 'Ready') sub.append(el('span', 'og-status', n.status));
+        if (!narrow || n.status === 'Ready') sub.append(el('span', 'og-rev', t('objects.nodePods', { n: n.pods })));
         b.title = `Node ${n.name}\n${n.status}`;
         break;
       case 'Service':
@@ -380,14 +453,9 @@ export function mount(root, ctx) {
     b.replaceChildren(top, sub);
   }
 
-  function readyText(ready, desired) {
-    const s = el('span', `og-ready ${ready >= desired ? 'ok' : 'wait'}`, t('objects.ready', { ready, desired }));
-    return s;
-  }
-
   // The selected object, what it owns and what owns it stand out.
   function highlight() {
-    for (const b of boxes.values()) b.classList.remove('og-selected', 'og-related');
+    for (const r of boxes.values()) r.el.classList.remove('og-selected', 'og-related');
     for (const p of paths.values()) p.path.classList.remove('og-related');
     canvas.classList.toggle('og-focus', !!selected && !!model && model.byId.has(selected));
     if (!selected || !model || !model.byId.has(selected)) return;
@@ -411,14 +479,14 @@ export function mount(root, ctx) {
             seen.add(to);
             // Stop at nodes: a node's other pods are not this object's.
             if (!to.startsWith('Node/')) stack.push(to);
-            boxes.get(to)?.classList.add('og-related');
+            boxes.get(to)?.el.classList.add('og-related');
           }
         }
       }
     };
     walk(selected, down, 'to');
     walk(selected, up, 'from');
-    boxes.get(selected)?.classList.add('og-selected');
+    boxes.get(selected)?.el.classList.add('og-selected');
   }
 
   canvas.addEventListener('click', (ev) => {
@@ -493,6 +561,8 @@ export function mount(root, ctx) {
     selected = '';
     details.hidden = true;
     body.classList.remove('og-open');
+    hint.hidden = false;
+    chooseLayout();
     highlight();
   });
   cmdRun.addEventListener('click', () => { if (ctx.run) ctx.run(cmdText.textContent); });
@@ -541,6 +611,7 @@ export function mount(root, ctx) {
     details.hidden = false;
     details.dataset.object = id;
     body.classList.add('og-open');
+    hint.hidden = true; // the hint is read: room for the details
     chooseLayout();
     dKind.textContent = kind;
     dName.textContent = ns ? `${ns}/${name}` : name;
@@ -556,7 +627,7 @@ export function mount(root, ctx) {
     }
     schedule();
     highlight();
-    requestAnimationFrame(() => boxes.get(id)?.scrollIntoView({ block: 'nearest', inline: 'nearest' }));
+    requestAnimationFrame(() => boxes.get(id)?.el.scrollIntoView({ block: 'nearest', inline: 'nearest' }));
     if (dispatch && ctx.bus) {
       ctx.bus.dispatchEvent(new CustomEvent('select', { detail: { kind, namespace: ns, name, source: 'objects' } }));
     }
@@ -601,9 +672,6 @@ export function mount(root, ctx) {
         yamlPre.textContent = text;
         yamlPre.dataset.loaded = 'true';
         yamlPre.dataset.resourceVersion = yamlRV;
-        yamlPre.classList.remove('og-flash');
-        void yamlPre.offsetWidth;
-        yamlPre.classList.add('og-flash');
       }
     } catch (err) {
       if (id === selected) yamlPre.textContent = t('objects.failed', { message: err.message });
@@ -674,8 +742,8 @@ export function mount(root, ctx) {
     const w = body.clientWidth;
     const h = body.clientHeight;
     let mode = 'stack';
-    if (w >= 760) mode = 'side';
-    else if (window.matchMedia('(max-width: 860px)').matches) mode = 'flow';
+    if (window.matchMedia('(max-width: 860px)').matches) mode = 'flow';
+    else if (w >= 760 || (h < 460 && w >= 600)) mode = 'side';
     else if (h < 460) mode = 'over';
     body.dataset.layout = mode;
   }
@@ -707,7 +775,12 @@ export function mount(root, ctx) {
     nsText.textContent = t('objects.namespace');
     hint.textContent = t('objects.hint');
     empty.textContent = t('objects.empty');
-    heads.replaceChildren(...[0, 1, 2, 3].map((i) => el('span', 'og-head', t(`objects.col.${i}`))));
+    heads.replaceChildren(...[0, 1, 2, 3].map((i) => {
+      const h = el('span', 'og-head');
+      h.title = t(`objects.col.${i}`);
+      h.append(el('span', 'og-long', t(`objects.col.${i}`)), el('span', 'og-short', t(`objects.colShort.${i}`)));
+      return h;
+    }));
     dClose.title = t('objects.close');
     dClose.setAttribute('aria-label', t('objects.close'));
     for (const [k, b] of Object.entries(tabButtons)) b.textContent = t(`objects.tab.${k}`);
@@ -731,6 +804,7 @@ export function mount(root, ctx) {
       if (ctx.bus) ctx.bus.removeEventListener('select', onSelect);
       if (typeof offLang === 'function') offLang();
       if (frame) cancelAnimationFrame(frame);
+      if (anim) cancelAnimationFrame(anim);
     },
     select: (id) => select(id, true),
   };
