@@ -17,6 +17,8 @@ import * as player from './lessons/player.js';
 import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
 import * as flowView from './views/flow/flow.js';
+import * as objectsView from './views/objects/objects.js';
+import * as eventsView from './views/events/events.js';
 import * as embedded from './embedded.js';
 import * as kiosk from './kiosk.js';
 import './kiosk.css';
@@ -163,9 +165,12 @@ const viewCtx = {
   bus: new EventTarget(),
   run: (line) => term.typeAndRun(line),
 };
+kubetab.bus = viewCtx.bus; // tests dispatch 'select' as a view does
 kubetab.views = mountViews($('#views'), viewCtx, [
   { name: 'cluster', title: 'views.cluster' },
   { name: 'flow', title: 'flow.title', mount: flowView.mount },
+  { name: 'objects', title: 'objects.tab', mount: objectsView.mount },
+  { name: 'events', title: 'events.tab', mount: eventsView.mount },
 ]);
 resizable($('#views'), $('main'));
 
