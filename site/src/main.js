@@ -16,6 +16,8 @@ import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 import * as player from './lessons/player.js';
 import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
+import * as schedulerView from './views/scheduler/scheduler.js';
+import * as storeView from './views/store/store.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -156,6 +158,8 @@ const viewCtx = {
 };
 kubetab.views = mountViews($('#views'), viewCtx, [
   { name: 'cluster', title: 'views.cluster' },
+  { name: 'scheduler', title: 'scheduler.title', mount: schedulerView.mount },
+  { name: 'store', title: 'store.title', mount: storeView.mount },
 ]);
 resizable($('#views'), $('main'));
 
