@@ -15,7 +15,7 @@ import (
 
 // viewShots saves the page at the three sizes in English and Japanese when
 // KUBETAB_SHOTS names a folder (the language is switched and switched back).
-func viewShots(t *testing.T, ctx context.Context, name string) {
+func viewShots(t *testing.T, ctx context.Context, name, focus string) {
 	t.Helper()
 	dir := os.Getenv("KUBETAB_SHOTS")
 	if dir == "" {
@@ -34,7 +34,16 @@ func viewShots(t *testing.T, ctx context.Context, name string) {
 				t.Fatal(err)
 			}
 			// On a phone the views panel is below the console: scroll it into view.
-			_ = eval[bool](t, ctx, `(document.querySelector('#views').scrollIntoView({block: 'start'}), true)`)
+			// The views panel in sight (on a phone it is below the console),
+			// and the open pane scrolled to focus.
+			_ = eval[bool](t, ctx, fmt.Sprintf(`(() => {
+				const views = document.querySelector('#views');
+				window.scrollTo(0, innerWidth <= 860 ? views.getBoundingClientRect().top + scrollY : 0);
+				const el = %q && document.querySelector(%q);
+				const pane = el && el.closest('.view-pane');
+				if (pane) pane.scrollTop += el.getBoundingClientRect().top - pane.getBoundingClientRect().top - 8;
+				return true;
+			})()`, focus, focus))
 			waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
 			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 			if err != nil {
@@ -87,7 +96,8 @@ func TestSchedulerView(t *testing.T) {
 			t.Errorf("node %s: %s %q, want fail with NodeResourcesFit's numbers", r[0], r[1], r[2])
 		}
 	}
-	viewShots(t, ctx, "scheduler-unschedulable")
+	viewShots(t, ctx, "scheduler-queue", "")
+	viewShots(t, ctx, "scheduler-unschedulable", `[data-view="scheduler"] .sched-detail`)
 
 	c = typeLine(t, ctx, "kubectl run small --image=hello", 60*time.Second)
 	if *c.Code != 0 {
@@ -108,5 +118,6 @@ func TestSchedulerView(t *testing.T) {
 	if cards != len(nodes) || passes != len(nodes) || bars == 0 {
 		t.Errorf("%d score cards with %d bars, %d nodes passing; want %d nodes", cards, bars, passes, len(nodes))
 	}
-	viewShots(t, ctx, "scheduler-scored")
+	viewShots(t, ctx, "scheduler-scored", `[data-view="scheduler"] .sched-grid`)
+	viewShots(t, ctx, "scheduler-scores", `[data-view="scheduler"] [data-score-node]`)
 }

@@ -58,7 +58,8 @@ func TestStoreView(t *testing.T) {
 	}
 	waitJS(t, ctx, "the history", fmt.Sprintf(`document.querySelector('[data-view="store"] .store-history [data-store-rev="%d"]')`, rev), 30*time.Second)
 	before := writes()
-	viewShots(t, ctx, "store-web")
+	viewShots(t, ctx, "store-web", "")
+	viewShots(t, ctx, "store-web-history", `[data-view="store"] .store-history`)
 
 	c = typeLine(t, ctx, "kubectl scale deploy web --replicas=2", 60*time.Second)
 	if *c.Code != 0 {
@@ -87,6 +88,7 @@ func TestStoreView(t *testing.T) {
 	// the main thread's long tasks.
 	click(t, ctx, `[data-view="store"] [data-store-folder="/registry/pods"]`)
 	click(t, ctx, `[data-view="store"] [data-store-folder="/registry/pods/default"]`)
+	_ = eval[bool](t, ctx, `(s => (s.frames = 0, s.totalMs = 0, s.maxMs = 0, true))(document.querySelector('[data-view="store"]').storeStats)`)
 	_ = eval[bool](t, ctx, `window.__longTasks = [], new PerformanceObserver(l => l.getEntries().forEach(e => __longTasks.push(e.duration))).observe({type: 'longtask'}), true`)
 	start := time.Now()
 	c = typeLine(t, ctx, "kubectl create deployment many --image=hello --replicas=100", 60*time.Second)
@@ -96,6 +98,7 @@ func TestStoreView(t *testing.T) {
 	waitJS(t, ctx, "100 pods ready", `kubetab.cluster.fetch('/apis/apps/v1/namespaces/default/deployments/many').then(r => r.json()).then(d => new Promise(r => setTimeout(() => r((d.status || {}).readyReplicas === 100), 500)))`, 240*time.Second)
 	waitJS(t, ctx, "the tree to show them", `document.querySelectorAll('[data-view="store"] [data-store-key^="/registry/pods/default/many-"]').length === 100`, 30*time.Second)
 	n, longest := longTasks(t, ctx)
-	t.Logf("100 pods created and Running in %v with the store view open (pods folder open): %d main-thread long tasks, longest %.0f ms",
-		time.Since(start).Round(100*time.Millisecond), n, longest)
+	stats := eval[map[string]float64](t, ctx, `document.querySelector('[data-view="store"]').storeStats`)
+	t.Logf("100 pods created and Running in %v with the store view open (pods folder open): %d main-thread long tasks, longest %.0f ms; the view redrew %.0f times, %.0f ms in all, longest %.1f ms",
+		time.Since(start).Round(100*time.Millisecond), n, longest, stats["frames"], stats["totalMs"], stats["maxMs"])
 }

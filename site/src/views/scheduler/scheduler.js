@@ -48,7 +48,7 @@ addStrings({
     'scheduler.nodes': '{all} nodes, {evaluated} filtered, {feasible} feasible',
     'scheduler.filter': 'Filter: can the node run the pod?',
     'scheduler.filterNote': 'Filters run left to right and stop at the first that says no. ✓ passed · ✗ rejected · · not checked · – nothing to check for this pod',
-    'scheduler.pass': 'fits',
+    'scheduler.pass': 'passed every filter: the pod fits',
     'scheduler.fail': 'rejected by {plugin}',
     'scheduler.more': '{n} more nodes rejected by {plugin}: {reason}',
     'scheduler.prefilter': 'PreFilter {plugin} rejected the pod before any node was looked at: {reason}',
@@ -95,7 +95,7 @@ addStrings({
     'scheduler.nodes': 'ノード {all} 台、フィルター {evaluated} 台、候補 {feasible} 台',
     'scheduler.filter': 'フィルター: そのノードで Pod を動かせるか',
     'scheduler.filterNote': 'フィルターは左から順に実行され、最初に不可と判定したところで止まります。✓ 通過 · ✗ 不可 · · 未確認 · – この Pod では確認不要',
-    'scheduler.pass': '入ります',
+    'scheduler.pass': 'すべてのフィルターを通過しました (Pod が入ります)',
     'scheduler.fail': '{plugin} が不可と判定',
     'scheduler.more': 'ほかに {n} 台のノードを {plugin} が不可と判定: {reason}',
     'scheduler.prefilter': 'PreFilter の {plugin} が、ノードを見る前に Pod を不可と判定しました: {reason}',
@@ -334,6 +334,8 @@ export function mount(root, ctx) {
         cell.title = `${c.plugin}: ${c.state}`;
         row.append(cell);
       }
+      // The verdict on its own line under the cells, so a narrow panel
+      // keeps the whole reason readable.
       const why = el('span', 'sg-why');
       if (r.result === 'fail') {
         why.append(el('b', '', t('scheduler.fail', { plugin: r.plugin })), document.createTextNode(': '), el('span', 'sg-reason', r.reason));
@@ -387,7 +389,8 @@ export function mount(root, ctx) {
       }
     }
     if (a.preemption) {
-      box.append(el('p', 'sched-note', t('scheduler.preemption', { message: a.preemption.message || '' })));
+      // The message starts with "preemption: " (upstream's event text).
+      box.append(el('p', 'sched-note', t('scheduler.preemption', { message: (a.preemption.message || '').replace(/^preemption: /, '') })));
       if (a.preemption.nominatedNode) {
         box.append(el('p', 'sched-note', t('scheduler.nominated', { node: a.preemption.nominatedNode, victims: (a.preemption.victims || []).join(', ') || '-' })));
       }

@@ -50,6 +50,7 @@ addStrings({
     'store.loading': 'loading…',
     'store.failed': 'Could not read the history: {message}',
     'store.row': 'created at {c}, last written at {m}, version {v}',
+    'store.legend': 'create rev · mod rev · version',
   },
   ja: {
     'store.title': 'ストア (etcd)',
@@ -80,6 +81,7 @@ addStrings({
     'store.loading': '読み込み中…',
     'store.failed': '履歴を読めませんでした: {message}',
     'store.row': '作成 {c}、最終書き込み {m}、バージョン {v}',
+    'store.legend': '作成リビジョン · 更新リビジョン · バージョン',
   },
 });
 
@@ -109,9 +111,10 @@ export function mount(root, ctx) {
   const hint = el('p', 'store-hint');
   const treeEl = el('div', 'store-tree');
   treeEl.setAttribute('role', 'tree');
+  const legend = el('div', 'st-legend');
   const empty = el('p', 'empty');
   const detail = el('section', 'store-detail');
-  root.append(head, revs, hint, treeEl, empty, detail);
+  root.append(head, revs, hint, legend, treeEl, empty, detail);
 
   const tree = new Tree();
   tree.root.expanded = true;
@@ -171,11 +174,9 @@ export function mount(root, ctx) {
     node.nums.textContent = `${k.createRevision} · ${k.modRevision} · v${k.version}`;
     node.row.title = t('store.row', { c: k.createRevision, m: k.modRevision, v: k.version });
     node.row.classList.toggle('selected', k.key === selected);
-    if (flash) {
-      node.row.classList.remove('st-flash');
-      void node.row.offsetWidth; // restart the animation
-      node.row.classList.add('st-flash');
-    }
+    // A written key flashes (Web Animations: no style flush, however many
+    // keys a frame writes).
+    if (flash && node.row.animate) node.row.animate([{ backgroundColor: '#fff2c2' }, { backgroundColor: 'transparent' }], { duration: 800, easing: 'ease' });
   }
 
   function drawCount(node) {
@@ -204,39 +205,66 @@ export function mount(root, ctx) {
     const depth = node === tree.root ? 0 : node.depth + 1;
     const kids = sortedChildren(node);
     const limit = node.limit || PAGE;
-    const frag = document.createDocumentFragment();
+    const shown = [];
     for (const child of kids.slice(0, limit)) {
       const folder = isFolder(child);
+      // /registry opens by itself: the resources are the first thing to see.
+      if (child.expanded === undefined) child.expanded = child.path === '/registry';
       if (!child.el || child.elFolder !== folder) {
         child.el = null; child.row = null; child.kids = null; child.nums = null; child.countEl = null;
         if (folder) folderRow(child, depth); else leafRow(child, depth);
         child.elFolder = folder;
         if (folder && child.expanded) drawFolder(child);
       }
-      frag.append(child.el);
+      shown.push(child.el);
     }
     if (kids.length > limit) {
-      const more = el('button', 'st-more', t('store.more', { n: Math.min(kids.length - limit, 500) }));
-      more.type = 'button';
-      more.style.setProperty('--depth', depth);
-      more.addEventListener('click', () => { node.limit = limit + 500; drawFolder(node); });
-      frag.append(more);
+      if (!node.moreEl) {
+        node.moreEl = el('button', 'st-more');
+        node.moreEl.type = 'button';
+        node.moreEl.addEventListener('click', () => { node.limit = (node.limit || PAGE) + 500; drawFolder(node); });
+      }
+      node.moreEl.textContent = t('store.more', { n: Math.min(kids.length - limit, 500) });
+      node.moreEl.style.setProperty('--depth', depth);
+      shown.push(node.moreEl);
     }
-    node.kids.replaceChildren(frag);
+    placeChildren(node.kids, shown);
+  }
+
+  // placeChildren makes box's children the elements of want, in order,
+  // moving only what is out of place: a new key is one insertBefore, not a
+  // folder rebuilt (which would restyle every row in it).
+  function placeChildren(box, want) {
+    const keep = new Set(want);
+    for (const c of [...box.children]) if (!keep.has(c)) c.remove();
+    let cursor = box.firstElementChild;
+    for (const e of want) {
+      if (e === cursor) { cursor = cursor.nextElementSibling; continue; }
+      box.insertBefore(e, cursor);
+    }
   }
 
   function drawAll() {
     needFull = false;
-    const reset = (n) => { n.el = null; n.row = null; n.kids = null; n.nums = null; n.countEl = null; n.children.forEach(reset); };
+    const reset = (n) => { n.el = null; n.row = null; n.kids = null; n.nums = null; n.countEl = null; n.moreEl = null; n.children.forEach(reset); };
     reset(tree.root);
     treeEl.replaceChildren();
-    // /registry opens by itself: the resources are the first thing to see.
-    const reg = tree.root.children.get('registry');
-    if (reg && reg.expanded === undefined) reg.expanded = true;
     drawFolder(tree.root);
   }
 
+  // What a redraw costs (a test hook: the benchmark reports it).
+  const stats = { frames: 0, totalMs: 0, maxMs: 0 };
+  root.storeStats = stats;
   function onItems(next, st) {
+    const t0 = performance.now();
+    draw(next, st);
+    const ms = performance.now() - t0;
+    stats.frames++;
+    stats.totalMs += ms;
+    stats.maxMs = Math.max(stats.maxMs, ms);
+  }
+
+  function draw(next, st) {
     items = next;
     state = st;
     live.dataset.state = st;
@@ -249,7 +277,11 @@ export function mount(root, ctx) {
     } else {
       for (const f of ch.folders) drawFolder(f);
       for (const n of ch.counted) drawCount(n);
-      for (const n of ch.leaves) if (n.leaf && n.nums) drawLeaf(n, true);
+      // Flash the written keys when there are few; a burst (100 pods at
+      // once) only updates the numbers, since an animation per row costs a
+      // style pass per row per frame.
+      const flash = ch.leaves.size <= 12;
+      for (const n of ch.leaves) if (n.leaf && n.nums) drawLeaf(n, flash);
     }
     if (selected && [...ch.leaves].some((n) => n.path === selected)) {
       drawDetail();
@@ -444,6 +476,7 @@ export function mount(root, ctx) {
   const offLang = onLang(() => {
     headTitle.textContent = t('store.head');
     hint.textContent = t('store.hint');
+    legend.textContent = t('store.legend');
     empty.textContent = t('store.empty');
     live.textContent = t(`cluster.${state}`);
     drawRevs();
