@@ -42,6 +42,7 @@ func viewShots(t *testing.T, ctx context.Context, name, focus string) {
 				const el = %q && document.querySelector(%q);
 				const pane = el && el.closest('.view-pane');
 				if (pane) pane.scrollTop += el.getBoundingClientRect().top - pane.getBoundingClientRect().top - 8;
+				if (el && innerWidth <= 860) window.scrollTo(0, el.getBoundingClientRect().top + scrollY - 8);
 				return true;
 			})()`, focus, focus))
 			waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
