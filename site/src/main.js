@@ -18,6 +18,7 @@ import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
 import * as schedulerView from './views/scheduler/scheduler.js';
 import * as storeView from './views/store/store.js';
+import * as embedded from './embedded.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -29,6 +30,11 @@ const kubetab = {
   Informer, // the page's list+watch, for benchmarks that watch as the page does
 };
 window.kubetab = kubetab;
+
+// Embedded in another page (embed.js, embedded.js): a bare console, or a
+// lesson and the console; no saved state.
+kubetab.embedded = embedded.embedMode();
+if (kubetab.embedded) document.documentElement.dataset.embed = document.body.dataset.embed = kubetab.embedded;
 
 // --- language ---------------------------------------------------------------
 onLang((code) => {
@@ -173,8 +179,13 @@ kubetab.images = images;
 cluster.ready.then(() => images.refresh(), () => {});
 
 // --- the lesson player, beside the console ----------------------------------------
-kubetab.lessons = player.mount($('#lesson'), {
-  cluster,
-  term,
-  commandsRun: () => kubetab.commands.length,
-});
+if (kubetab.embedded !== 'console') {
+  kubetab.lessons = player.mount($('#lesson'), {
+    cluster,
+    term,
+    commandsRun: () => kubetab.commands.length,
+  });
+}
+
+// --- the page that embeds this one, if any ------------------------------------------
+if (kubetab.embedded) embedded.listen({ term, cluster });
