@@ -19,6 +19,8 @@ import { mountViews, resizable } from './views/views.js';
 import * as flowView from './views/flow/flow.js';
 import * as objectsView from './views/objects/objects.js';
 import * as eventsView from './views/events/events.js';
+import * as schedulerView from './views/scheduler/scheduler.js';
+import * as storeView from './views/store/store.js';
 import * as embedded from './embedded.js';
 import * as kiosk from './kiosk.js';
 import './kiosk.css';
@@ -171,6 +173,8 @@ kubetab.views = mountViews($('#views'), viewCtx, [
   { name: 'flow', title: 'flow.title', mount: flowView.mount },
   { name: 'objects', title: 'objects.tab', mount: objectsView.mount },
   { name: 'events', title: 'events.tab', mount: eventsView.mount },
+  { name: 'scheduler', title: 'scheduler.title', mount: schedulerView.mount },
+  { name: 'store', title: 'store.title', mount: storeView.mount },
 ]);
 resizable($('#views'), $('main'));
 
