@@ -50,6 +50,9 @@ type Config struct {
 	// or .yml, and with -R its subdirectories too. Nil means os.ReadDir.
 	// The console passes its working directory's (console.Files).
 	ReadDir func(name string) ([]fs.DirEntry, error)
+	// Editor is what `kubectl edit` opens its file in (edit.go). Nil: edit
+	// says that no editor is available (ErrNoEditor).
+	Editor EditFunc
 	// Clock is used for the ages `kubectl describe` computes itself (get's
 	// ages come from the server). Nil means the real clock.
 	Clock clock.PassiveClock
@@ -242,6 +245,7 @@ func (s *session) rootCommand() *cobra.Command {
 	add("cluster", s.newClusterInfoCommand(), s.newTopCommand(), s.newCordonCommand(true), s.newCordonCommand(false), s.newDrainCommand(), s.newTaintCommand())
 	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newExecCommand(), s.newPortForwardCommand(), s.newEventsCommand(), s.newSchedulingCommand())
 	add("advanced", s.newDiffCommand(), s.newApplyCommand(), s.newPatchCommand(), s.newWaitCommand())
+	add("basic", s.newEditCommand())
 	add("settings", s.newLabelCommand(), s.newAnnotateCommand())
 	add("other", s.newAPIResourcesCommand(), s.newAPIVersionsCommand(), s.newVersionCommand())
 	root.SetHelpCommandGroupID("other")
