@@ -16,6 +16,7 @@ import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 import * as player from './lessons/player.js';
 import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
+import * as editorView from './views/editor/editor.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -156,7 +157,9 @@ const viewCtx = {
 };
 kubetab.views = mountViews($('#views'), viewCtx, [
   { name: 'cluster', title: 'views.cluster' },
+  { name: 'editor', title: 'editor.tab', mount: editorView.mount },
 ]);
+editorView.listen(viewCtx); // kubectl edit opens the Editor tab
 resizable($('#views'), $('main'));
 
 const view = new ClusterView($('#cluster'), cache);
