@@ -18,7 +18,8 @@
 // from the same schema (the one `kubectl explain` reads).
 //
 // Test hooks: [data-editor-tab=NAME] (a file's tab), [data-editor-new]
-// (template menu), [data-editor-action=save|apply|dryrun|cancel|close],
+// (template menu), [data-editor-action=save|apply|dryrun|finish|cancel|close] (finish and cancel
+// answer kubectl edit),
 // [data-editor-status] (the last command's output), .cm-content (the text).
 // kubetab.editor (set by mount) has open(name), text(), setText(s), current().
 
@@ -146,7 +147,7 @@ export function mount(root, ctx) {
   const saveBtn = btn('save', 'editor.save');
   const applyBtn = btn('apply', 'editor.apply', 'primary');
   const dryBtn = btn('dryrun', 'editor.dryrun');
-  const editSaveBtn = btn('save', 'editor.editSave', 'primary');
+  const editSaveBtn = btn('finish', 'editor.editSave', 'primary');
   const cancelBtn = btn('cancel', 'editor.editCancel');
   const note = el('span', { className: 'editor-note' });
   bar.append(saveBtn, dryBtn, applyBtn, editSaveBtn, cancelBtn, note);
@@ -467,6 +468,7 @@ export function mount(root, ctx) {
     } else drawTabs();
   }
 
+  let lastHanded = ''; // the kubectl edit file last handed back
   // kubectl edit: a file to hand back.
   async function openEdit(msg) {
     const existing = files.get(msg.name);
@@ -485,7 +487,8 @@ export function mount(root, ctx) {
     }
     current = null;
     await select(f.name);
-    setStatus(existing ? t('editor.editRetry') : '', existing ? 'bad' : '');
+    const retry = existing || lastHanded === msg.name;
+    setStatus(retry ? t('editor.editRetry') : '', retry ? 'bad' : '');
     if (view) view.focus();
   }
 
@@ -494,6 +497,7 @@ export function mount(root, ctx) {
     if (!f || f.kind !== 'edit' || f.editId == null) return;
     const text = view.state.doc.toString();
     ctx.cluster.editDone(f.editId, saved, text);
+    lastHanded = f.name;
     f.editId = null;
     files.delete(f.name);
     current = null;
