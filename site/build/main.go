@@ -69,7 +69,7 @@ func main() {
 }
 
 // static are copied as they are.
-var static = []string{"index.html", "favicon.svg", "sw.js", "manifest.webmanifest"}
+var static = []string{"index.html", "favicon.svg", "sw.js", "manifest.webmanifest", "embed-example.html"}
 
 func build(src, out string, minify bool) error {
 	if err := emptyDir(out); err != nil {
@@ -96,6 +96,10 @@ func build(src, out string, minify bool) error {
 		return err
 	}
 	if _, err := bundle(src, out, "worker.js", "[name]", minify, "", nil); err != nil {
+		return err
+	}
+	// embed.js is loaded by other sites' pages, by its name.
+	if _, err := bundle(src, out, "embed.js", "[name]", minify); err != nil {
 		return err
 	}
 	for _, name := range static {

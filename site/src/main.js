@@ -17,6 +17,7 @@ import * as player from './lessons/player.js';
 import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
 import * as editorView from './views/editor/editor.js';
+import * as embedded from './embedded.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -28,6 +29,11 @@ const kubetab = {
   Informer, // the page's list+watch, for benchmarks that watch as the page does
 };
 window.kubetab = kubetab;
+
+// Embedded in another page (embed.js, embedded.js): a bare console, or a
+// lesson and the console; no saved state.
+kubetab.embedded = embedded.embedMode();
+if (kubetab.embedded) document.documentElement.dataset.embed = document.body.dataset.embed = kubetab.embedded;
 
 // --- language ---------------------------------------------------------------
 onLang((code) => {
@@ -172,8 +178,13 @@ kubetab.images = images;
 cluster.ready.then(() => images.refresh(), () => {});
 
 // --- the lesson player, beside the console ----------------------------------------
-kubetab.lessons = player.mount($('#lesson'), {
-  cluster,
-  term,
-  commandsRun: () => kubetab.commands.length,
-});
+if (kubetab.embedded !== 'console') {
+  kubetab.lessons = player.mount($('#lesson'), {
+    cluster,
+    term,
+    commandsRun: () => kubetab.commands.length,
+  });
+}
+
+// --- the page that embeds this one, if any ------------------------------------------
+if (kubetab.embedded) embedded.listen({ term, cluster });
