@@ -99,7 +99,7 @@ func build(src, out string, minify bool) error {
 		return err
 	}
 	// embed.js is loaded by other sites' pages, by its name.
-	if _, err := bundle(src, out, "embed.js", "[name]", minify); err != nil {
+	if _, err := bundle(src, out, "embed.js", "[name]", minify, "", nil); err != nil {
 		return err
 	}
 	for _, name := range static {
