@@ -324,7 +324,13 @@ export function mount(root, ctx) {
       lint: lintSource(cm),
       complete: completeFields,
       hover: hoverDoc,
-      onChange: () => drawTabsSoon(),
+      onChange: () => {
+        // What the server said was about the text it saw; it goes stale
+        // with the first change (the next Apply asks again).
+        const f = files.get(current);
+        if (f && f.server.length) f.server = [];
+        drawTabsSoon();
+      },
       keys: { save: () => { onSave(); return true; }, apply: () => { run(false); return true; } },
     });
   }
@@ -544,6 +550,12 @@ export function mount(root, ctx) {
   globalThis.kubetab.editor = api;
 
   (async () => {
+    try {
+      await loadCM(); // CodeMirror, the first time the tab opens
+    } catch (err) {
+      setStatus(err.message, 'bad');
+      return;
+    }
     await refreshFiles();
     while (pendingEdits.length) await openEdit(pendingEdits.shift());
   })();
