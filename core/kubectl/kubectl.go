@@ -175,7 +175,10 @@ type session struct {
 	// validate is --validate of create -f and apply; fieldValidation is
 	// what it asks the server for (Strict, Warn, Ignore).
 	validate, fieldValidation string
-	resources                 []apiResource // discovery cache, filled by discover
+	// applyDryRun is apply's --dry-run: "server" adds dryRun=All to its
+	// writes (writeQuery), "client" sends none.
+	applyDryRun dryRun
+	resources   []apiResource // discovery cache, filled by discover
 	// recursive is -R: -f DIR reads the directory's subdirectories too.
 	recursive bool
 	// requestTimeout is --request-timeout; verbosity is -v (klog.go).
