@@ -51,8 +51,12 @@ type diagnostic struct {
 // its underline in the text.
 func waitMark(t *testing.T, ctx context.Context, line int, want string) {
 	t.Helper()
-	waitJS(t, ctx, fmt.Sprintf("a mark on line %d with %q", line, want),
-		fmt.Sprintf(`kubetab.editor.diagnostics().some(d => d.line === %d && d.message.includes(%q)) && document.querySelector('.cm-lintRange-error')`, line, want), 20*time.Second)
+	expr := fmt.Sprintf(`!!(kubetab.editor.diagnostics().some(d => d.line === %d && d.message.includes(%q)) && document.querySelector('.cm-lintRange-error'))`, line, want)
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
+	if err != nil {
+		t.Fatalf("no mark on line %d with %q: %v\nmarks: %s\nstatus: %s", line, want, err,
+			eval[string](t, ctx, `JSON.stringify(kubetab.editor.diagnostics())`), statusText(t, ctx))
+	}
 }
 
 // TestEditorApply: a Deployment written in the editor from its template,

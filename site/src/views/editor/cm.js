@@ -3,7 +3,7 @@
 // changed by transactions and an EditorView that draws it (STYLE.md's
 // "state apart from the view"); each file tab is one EditorState.
 
-import { EditorState } from '@codemirror/state';
+import { EditorState, StateEffect } from '@codemirror/state';
 import { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection, hoverTooltip } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { syntaxTree, ensureSyntaxTree, syntaxHighlighting, defaultHighlightStyle, indentOnInput, bracketMatching } from '@codemirror/language';
@@ -39,7 +39,7 @@ export function state(text, opts) {
       syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
       EditorState.tabSize.of(2),
       yaml(),
-      linter(opts.lint, { delay: 300 }),
+      linter(opts.lint, { delay: 300, needsRefresh: (u) => u.transactions.some((tr) => tr.effects.some((e) => e.is(refreshLint))) }),
       lintGutter(),
       autocompletion({ override: [opts.complete] }),
       hoverTooltip(opts.hover, { hideOnChange: true }),
@@ -65,8 +65,14 @@ export function tree(st) {
   return ensureSyntaxTree(st, st.doc.length, 200) || syntaxTree(st);
 }
 
+// refreshLint asks the linter to run again without a change to the text
+// (the server answered, or a schema arrived): forceLinting alone only
+// hurries a pending run.
+const refreshLint = StateEffect.define();
+
 /** Lint again now (after the server answered). */
 export function relint(v) {
+  v.dispatch({ effects: refreshLint.of(null) });
   forceLinting(v);
 }
 

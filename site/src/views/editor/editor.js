@@ -494,6 +494,9 @@ export function mount(root, ctx) {
     current = null;
     await select(f.name);
     const retry = existing || lastHanded === msg.name;
+    // On a phone the panel is under the console: bring the editor up.
+    const box = root.getBoundingClientRect();
+    if (box.top > window.innerHeight || box.bottom < 0) root.scrollIntoView({ block: 'start' });
     setStatus(retry ? t('editor.editRetry') : '', retry ? 'bad' : '');
     if (view) view.focus();
   }
