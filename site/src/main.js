@@ -21,6 +21,7 @@ import * as objectsView from './views/objects/objects.js';
 import * as eventsView from './views/events/events.js';
 import * as schedulerView from './views/scheduler/scheduler.js';
 import * as storeView from './views/store/store.js';
+import * as editorView from './views/editor/editor.js';
 import * as embedded from './embedded.js';
 import * as kiosk from './kiosk.js';
 import './kiosk.css';
@@ -175,7 +176,9 @@ kubetab.views = mountViews($('#views'), viewCtx, [
   { name: 'events', title: 'events.tab', mount: eventsView.mount },
   { name: 'scheduler', title: 'scheduler.title', mount: schedulerView.mount },
   { name: 'store', title: 'store.title', mount: storeView.mount },
+  { name: 'editor', title: 'editor.tab', mount: editorView.mount },
 ]);
+editorView.listen(viewCtx); // kubectl edit opens the Editor tab
 resizable($('#views'), $('main'));
 
 const view = new ClusterView($('#cluster'), cache);
