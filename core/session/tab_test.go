@@ -122,3 +122,28 @@ func commonPrefix(list []string) string {
 }
 
 var _ = console.Streams{}
+
+// TestJapanese: with the page in Japanese, help and kubetab's own commands'
+// help speak it; kubectl's output stays upstream's.
+func TestJapanese(t *testing.T) {
+	s := newSession(t, session.Config{})
+	s.Shell().SetLang("ja")
+	for _, tc := range []struct{ line, want string }{
+		{"help", "このコンソールのコマンドです"},
+		{"help", "クラスターを操作します"},
+		{"help", "ファイルを表示します"},
+		{"cat --help", "使い方: cat"},
+		{"node --help", "ノード（kubelet が動くマシン）"},
+		{"trace --help", "リクエストがクラスターの中をどう進むか"},
+		{"kubectl get nodes", "NAME"},
+	} {
+		out := mustRun(t, s, tc.line)
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%s in Japanese: no %q in\n%s", tc.line, tc.want, out)
+		}
+	}
+	s.Shell().SetLang("en")
+	if out := mustRun(t, s, "help"); !strings.Contains(out, "The commands of this console") {
+		t.Errorf("help in English:\n%s", out)
+	}
+}

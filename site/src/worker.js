@@ -10,6 +10,12 @@
 //   {type: 'abort', id}                  the page no longer reads that response
 //   {type: 'run', id, line, stdin?}      a console line
 //   {type: 'cancel', id}                 Ctrl-C for that line
+//   {type: 'tab', id, before}            Tab: complete the last word of before
+//                                        (the console's text up to the cursor)
+//   {type: 'setLang', lang}              'en' | 'ja': help and kubetab's own
+//                                        commands speak it from the next line on
+//   {type: 'listFiles', id}              the console's files (to keep them
+//                                        across a reload; putFiles restores them)
 //   {type: 'listImages', id}             the image registry's catalog
 //   {type: 'addImage', id, name, tag, module: ArrayBuffer}
 //                                        a learner's own .wasm, as name:tag
@@ -34,6 +40,11 @@
 //   {type: 'head', id, status, headers}  then {type: 'chunk', id, data}... then
 //   {type: 'end', id} or {type: 'error', id, message}
 //   {type: 'output', id, fd, data}       console bytes (fd 1 or 2), then {type: 'exit', id, code}
+//   {type: 'completion', id, word, insert, candidates}
+//                                        Tab's answer: replace word (the text
+//                                        before the cursor, as typed) by insert;
+//                                        candidates are what a second Tab lists
+//   {type: 'files', id, files: [{name, content}]}
 //   {type: 'images', id, images: [{ref, digest, size, about, builtin}]}
 //   {type: 'imageAdded', id, ref}        listed; pods can run it now
 //   {type: 'imageError', id, message}    refused (size, reference, not a WASI
@@ -87,6 +98,7 @@ globalThis.kubetabHost = {
       fail(message) { if (!done) { done = true; ctrl.error(new Error(message)); } },
     };
   },
+  tab(id, json) { post({ type: 'completion', id, ...JSON.parse(json) }); },
   output(id, fd, u8) { bytesMessage({ type: 'output', id, fd }, u8); },
   exit(id, code) { post({ type: 'exit', id, code }); },
   imageAdded(id, ref) { post({ type: 'imageAdded', id, ref }); },
@@ -101,7 +113,7 @@ globalThis.kubetabHost = {
 
 // syumai/workers reads globalThis.context.binding when the Go program
 // initializes, and puts handleRequest there; wasm/worker adds runCommand,
-// cancelCommand, listImages, addImage, and the lesson player's parseLesson,
+// cancelCommand, tabComplete, setLang, listFiles, listImages, addImage, and the lesson player's parseLesson,
 // resetLesson, putFiles, watchChecks and unwatchChecks.
 globalThis.context = { binding: {} };
 const binding = globalThis.context.binding;
@@ -215,6 +227,18 @@ self.onmessage = async ({ data: msg }) => {
     case 'cancel':
       await ready;
       binding.cancelCommand(msg.id);
+      break;
+    case 'tab':
+      await ready;
+      binding.tabComplete(msg.id, String(msg.before));
+      break;
+    case 'setLang':
+      await ready;
+      binding.setLang(String(msg.lang));
+      break;
+    case 'listFiles':
+      await ready;
+      post({ type: 'files', id: msg.id, files: JSON.parse(binding.listFiles() || '[]') });
       break;
     case 'listImages':
       await ready;
