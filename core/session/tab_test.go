@@ -142,7 +142,11 @@ func TestJapanese(t *testing.T) {
 			t.Errorf("%s in Japanese: no %q in\n%s", tc.line, tc.want, out)
 		}
 	}
+	// scheduling explain's prose, once the pod is bound.
+	mustRun(t, s, "kubectl run solo --image=hello")
+	eventually(t, s, "kubectl scheduling explain solo", "にスケジュールされました")
 	s.Shell().SetLang("en")
+	eventually(t, s, "kubectl scheduling explain solo", "Result:    Scheduled on node-")
 	if out := mustRun(t, s, "help"); !strings.Contains(out, "The commands of this console") {
 		t.Errorf("help in English:\n%s", out)
 	}
