@@ -32,14 +32,13 @@ window.kubetab = kubetab;
 onLang((code) => {
   document.documentElement.lang = code;
   translateDocument();
-  cluster.setLang(code); // help and kubetab's own commands speak it
 });
 $('#lang').addEventListener('click', () => setLang(lang() === 'ja' ? 'en' : 'ja'));
 
 // --- the control plane --------------------------------------------------------
 const cluster = new Cluster('worker.js');
 kubetab.cluster = cluster;
-cluster.setLang(lang());
+onLang((code) => cluster.setLang(code)); // help and kubetab's own commands speak it
 
 const loader = $('#loader');
 const bar = $('#loader .bar > span');
