@@ -96,6 +96,8 @@ export class Cluster {
         else c.resolve(msg.type === 'images' ? msg.images : msg.ref);
         break;
       }
+      case 'completion':
+      case 'files':
       case 'lesson':
       case 'lessonErrors':
       case 'lessonReset':
@@ -216,6 +218,24 @@ export class Cluster {
    */
   resetLesson(nodes, setup) {
     return this.call({ type: 'resetLesson', nodes: nodes || [], setup: setup || [] });
+  }
+
+  /**
+   * Tab: complete the last word of before (the console's text up to the
+   * cursor). Resolves to {word, insert, candidates}.
+   */
+  tab(before) {
+    return this.call({ type: 'tab', before });
+  }
+
+  /** The page's language ('en' | 'ja'), for help and kubetab's own commands. */
+  setLang(lang) {
+    this.worker.postMessage({ type: 'setLang', lang });
+  }
+
+  /** The console's files with their text. Resolves to [{name, content}]. */
+  dumpFiles() {
+    return this.call({ type: 'dumpFiles' }).then((msg) => msg.files || []);
   }
 
   /** Write files ([{name, content}]) into the console's files. Resolves to {error}. */

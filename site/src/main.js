@@ -7,7 +7,7 @@ import '@xterm/xterm/css/xterm.css';
 import './style.css';
 
 import { Cluster } from './bridge.js';
-import { Console } from './terminal.js';
+import { Console, keepFiles } from './terminal.js';
 import { wrap, formatBytes } from './text.js';
 import { ClusterView } from './clusterview.js';
 import { Informer } from './informer.js';
@@ -52,6 +52,7 @@ $('#lang').addEventListener('click', () => setLang(lang() === 'ja' ? 'en' : 'ja'
 // --- the control plane --------------------------------------------------------
 const cluster = new Cluster('worker.js');
 kubetab.cluster = cluster;
+onLang((code) => cluster.setLang(code)); // help and kubetab's own commands speak it
 
 const loader = $('#loader');
 const bar = $('#loader .bar > span');
@@ -131,8 +132,9 @@ const term = new Console($('#terminal'), (line, onOutput) => {
     record.code = code;
   });
   return handle;
-});
+}, (before) => cluster.tab(before));
 kubetab.console = term;
+keepFiles(cluster, term); // the console's files survive a reload
 kubetab.consoleText = () => {
   const buf = term.term.buffer.active;
   const lines = [];
@@ -149,7 +151,7 @@ function welcome() {
   for (const ex of ['kubectl get nodes', 'kubectl create deployment web --image=hello --replicas=3', 'kubectl get pods -w', 'trace web', 'help']) {
     term.write(`  \x1b[38;5;75m${ex}\x1b[0m\r\n`);
   }
-  term.write(`${dim(wrap(t('console.keys'), cols))}\r\n\r\n`);
+  term.write(`${dim(wrap(t('term.keys'), cols))}\r\n\r\n`);
   if (!cluster.isReady) term.write(`${dim(t('console.starting'))}\r\n`);
 }
 welcome();

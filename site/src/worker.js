@@ -14,6 +14,12 @@
 //                                        kubectl describe, and the console shows
 //                                        none of it)
 //   {type: 'cancel', id}                 Ctrl-C for that line
+//   {type: 'tab', id, before}            Tab: complete the last word of before
+//                                        (the console's text up to the cursor)
+//   {type: 'setLang', lang}              'en' | 'ja': help and kubetab's own
+//                                        commands speak it from the next line on
+//   {type: 'dumpFiles', id}              the console's files with their text (to keep them
+//                                        across a reload; putFiles restores them)
 //   {type: 'listImages', id}             the image registry's catalog
 //   {type: 'addImage', id, name, tag, module: ArrayBuffer}
 //                                        a learner's own .wasm, as name:tag
@@ -47,6 +53,11 @@
 //   {type: 'head', id, status, headers}  then {type: 'chunk', id, data}... then
 //   {type: 'end', id} or {type: 'error', id, message}
 //   {type: 'output', id, fd, data}       console bytes (fd 1 or 2), then {type: 'exit', id, code}
+//   {type: 'completion', id, word, insert, candidates}
+//                                        Tab's answer: replace word (the text
+//                                        before the cursor, as typed) by insert;
+//                                        candidates are what a second Tab lists
+//   {type: 'files', id, files: [{name, content}]}
 //   {type: 'images', id, images: [{ref, digest, size, about, builtin}]}
 //   {type: 'imageAdded', id, ref}        listed; pods can run it now
 //   {type: 'imageError', id, message}    refused (size, reference, not a WASI
@@ -107,6 +118,7 @@ globalThis.kubetabHost = {
       fail(message) { if (!done) { done = true; ctrl.error(new Error(message)); } },
     };
   },
+  tab(id, json) { post({ type: 'completion', id, ...JSON.parse(json) }); },
   output(id, fd, u8) { bytesMessage({ type: 'output', id, fd }, u8); },
   exit(id, code) { post({ type: 'exit', id, code }); },
   imageAdded(id, ref) { post({ type: 'imageAdded', id, ref }); },
@@ -128,7 +140,8 @@ globalThis.kubetabHost = {
 // initializes, and puts handleRequest there; wasm/worker adds runCommand,
 // cancelCommand, listImages, addImage, and the lesson player's parseLesson,
 // resetLesson, putFiles, watchChecks and unwatchChecks, and the editor's
-// listFiles, readFile, removeFile and editDone.
+// listFiles, readFile, removeFile and editDone; the console's tabComplete,
+// setLang and dumpFiles.
 globalThis.context = { binding: {} };
 const binding = globalThis.context.binding;
 
@@ -241,6 +254,18 @@ self.onmessage = async ({ data: msg }) => {
     case 'cancel':
       await ready;
       binding.cancelCommand(msg.id);
+      break;
+    case 'tab':
+      await ready;
+      binding.tabComplete(msg.id, String(msg.before));
+      break;
+    case 'setLang':
+      await ready;
+      binding.setLang(String(msg.lang));
+      break;
+    case 'dumpFiles':
+      await ready;
+      post({ type: 'files', id: msg.id, files: JSON.parse(binding.dumpFiles() || '[]') });
       break;
     case 'listImages':
       await ready;

@@ -21,6 +21,9 @@
 //	    registered here (images.go); the image registry the kubelets pull
 //	    from, listed for the page, and a learner's own .wasm added to it
 //	    (answered by kubetabHost.imageAdded or kubetabHost.imageError).
+//	context.binding.tabComplete(id, before), setLang(code), dumpFiles()
+//	    registered here (console.go); Tab, the page's language, and the
+//	    console's files for the page to keep across a reload.
 //	context.binding.parseLesson, resetLesson, putFiles, watchChecks,
 //	unwatchChecks
 //	    registered here (lessons.go); the lesson player's: a picked lesson
@@ -95,6 +98,14 @@ func Serve(sess *session.Session, catalog Images) error {
 	fd := &filesDoor{h: h, files: sess.Files()}
 	for name, fn := range map[string]func([]safejs.Value) any{
 		"listFiles": fd.list, "readFile": fd.read, "removeFile": fd.remove, "editDone": editors.done,
+	} {
+		if fns[name], err = h.callback(name, fn); err != nil {
+			return err
+		}
+	}
+	cd := &consoleDoor{h: h, shell: shell, files: sess.Files()}
+	for name, fn := range map[string]func([]safejs.Value) any{
+		"tabComplete": cd.tab, "setLang": cd.setLang, "dumpFiles": cd.dumpFiles,
 	} {
 		if fns[name], err = h.callback(name, fn); err != nil {
 			return err
