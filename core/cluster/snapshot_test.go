@@ -19,6 +19,7 @@ import (
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/core/kubectl"
+	"github.com/kubetab/kubetab/core/snapshot"
 	"github.com/kubetab/kubetab/core/store"
 	"github.com/kubetab/kubetab/wasm/images"
 )
@@ -357,4 +358,61 @@ func apply(t *testing.T, c *cluster.Cluster, manifest string) (string, int) {
 	var out bytes.Buffer
 	code := kubectl.Run(context.Background(), []string{"apply", "-f", "-"}, kubectl.IOStreams{In: strings.NewReader(manifest), Out: &out, ErrOut: &out}, kubectl.InProcessTransport(c.Handler()))
 	return out.String(), code
+}
+
+// A share link of a small cluster opens as the same cluster: the
+// Deployment, its ReplicaSet and its pods, each the same object.
+func TestShareLinkOpensTheSameCluster(t *testing.T) {
+	c1, ctx := startClusterWith(t, cluster.Config{Images: images.New(), Nodes: 1})
+	if out, code := apply(t, c1, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: hello, image: hello}]}
+`); code != 0 {
+		t.Fatal(out)
+	}
+	cl1 := c1.Client("test")
+	eventually(t, 60*time.Second, "2 pods", func() (bool, string) {
+		pods, _, err := cl1.Pods().List(ctx, "default", registry.ListOptions{})
+		return err == nil && len(pods) == 2, fmt.Sprint(len(pods), err)
+	})
+	var snap bytes.Buffer
+	c1.Snapshot(&snap)
+	link, err := snapshot.EncodeLink(snap.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("snapshot %d bytes, link %d characters", snap.Len(), len(link))
+	data, err := snapshot.DecodeLink(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, ctx2 := startClusterWith(t, cluster.Config{Images: images.New(), Snapshot: data})
+	for _, prefix := range []string{"/registry/deployments/", "/registry/replicasets/", "/registry/pods/", "/registry/services/"} {
+		a, _ := c1.Store.List(prefix)
+		b, _ := c2.Store.List(prefix)
+		if len(a) != len(b) {
+			t.Fatalf("%s: %d keys, %d through the link", prefix, len(a), len(b))
+		}
+		for i := range a {
+			if a[i].Key != b[i].Key || a[i].CreateRevision != b[i].CreateRevision {
+				t.Fatalf("%s differs through the link from %s", b[i].Key, a[i].Key)
+			}
+		}
+	}
+	if evs, _ := c2.Store.List("/registry/events/"); len(evs) != 0 {
+		// the new cluster's own events may come, but none from before
+		for _, e := range evs {
+			if e.CreateRevision <= c2.Store.CompactedRevision() {
+				t.Fatalf("event %s came through the link", e.Key)
+			}
+		}
+	}
+	_ = ctx2
 }
