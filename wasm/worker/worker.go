@@ -26,6 +26,11 @@
 //	    registered here (lessons.go); the lesson player's: a picked lesson
 //	    file parsed, a fresh cluster for a lesson, a step's files, and the
 //	    live checks, evaluated here through the session's shell.
+//	context.binding.flushSave, resetCluster, exportSnapshot, importSnapshot,
+//	shareLink, openLink
+//	    registered here (persist.go); the page's cluster saved to IndexedDB
+//	    after changes (kubetabHost.save), reset, exported to a file,
+//	    imported, and carried in a share link.
 //
 // Every JS callback and every goroutine started for JS recovers panics and
 // reports them to the page (kubetabHost.panic).
@@ -49,7 +54,7 @@ import (
 // requests, its shell as the console, catalog as the page's image registry
 // and the lesson player's door, then tells the worker's JS that Go is ready.
 // It returns at once; the caller keeps the Go program alive (select {}).
-func Serve(sess *session.Session, catalog Images) error {
+func Serve(sess *session.Session, catalog Images, restored Restored) error {
 	api, shell := sess.Handler(), sess.Shell()
 	h, err := newHost()
 	if err != nil {
@@ -84,10 +89,13 @@ func Serve(sess *session.Session, catalog Images) error {
 	fns := map[string]safejs.Func{
 		"runCommand": run, "cancelCommand": cancel, "listImages": listImages, "addImage": addImage,
 	}
-	l := &lessonDoor{h: h, sess: sess}
+	p := newPersistDoor(h, sess, restored.Lesson)
+	l := &lessonDoor{h: h, sess: sess, persist: p}
 	for name, fn := range map[string]func([]safejs.Value) any{
 		"parseLesson": l.parse, "resetLesson": l.reset, "putFiles": l.putFiles,
 		"watchChecks": l.watchChecks, "unwatchChecks": l.unwatchChecks,
+		"flushSave": p.flush, "resetCluster": p.resetCluster, "exportSnapshot": p.exportSnapshot,
+		"importSnapshot": p.importSnapshot, "shareLink": p.shareLink, "openLink": p.openLink,
 	} {
 		if fns[name], err = h.callback(name, fn); err != nil {
 			return err
@@ -98,6 +106,8 @@ func Serve(sess *session.Session, catalog Images) error {
 			return err
 		}
 	}
+	h.call("restored", mustJSON(restored))
+	go p.run(context.Background())
 	workers.Ready()
 	return nil
 }
