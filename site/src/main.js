@@ -16,6 +16,7 @@ import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 import * as player from './lessons/player.js';
 import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
+import * as persist from './persist/persist.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -174,3 +175,6 @@ kubetab.lessons = player.mount($('#lesson'), {
   term,
   commandsRun: () => kubetab.commands.length,
 });
+
+// --- the cluster that survives a reload: reset, export, import, share ---------------
+persist.mount($('#lang'), { cluster, term, lessons: kubetab.lessons });
