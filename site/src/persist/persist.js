@@ -20,6 +20,7 @@
 // window.kubetab.persist has the last save, the restore and the messages.
 
 import { addStrings, t, onLang } from '../i18n.js';
+import { linkPayload, linkURL } from './link.js';
 import './persist.css';
 
 addStrings({
@@ -85,8 +86,6 @@ addStrings({
   },
 });
 
-const LINK_KEY = 'cluster';
-
 function formatSize(n) {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
@@ -100,12 +99,6 @@ function el(tag, attrs = {}, ...children) {
   }
   e.append(...children);
   return e;
-}
-
-// linkPayload is what follows #cluster= in a hash, or null.
-export function linkPayload(hash) {
-  const m = /^#cluster=([A-Za-z0-9._-]*)$/.exec(hash || '');
-  return m ? m[1] : null;
 }
 
 /**
@@ -223,7 +216,7 @@ export function mount(before, ctx) {
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
     const name = `kubetab-cluster-${stamp}.snapshot`;
     const url = URL.createObjectURL(new Blob([res.data], { type: 'application/octet-stream' }));
-    state.lastExport = { name, bytes: res.data.byteLength, url };
+    state.lastExport = { name, bytes: res.data.byteLength, data: res.data };
     const a = el('a', { href: url, download: name });
     document.body.append(a);
     a.click();
@@ -256,15 +249,14 @@ export function mount(before, ctx) {
       say(/too large/.test(res.error) ? 'persist.linkTooLarge' : 'persist.linkFailed', { error: res.error.replace(/^snapshot: /, '') }, 'error');
       return;
     }
-    const url = new URL(location.href);
-    url.hash = `${LINK_KEY}=${res.value}`;
-    state.lastLink = url.href;
-    linkBox.value = url.href;
+    const href = linkURL(location.href, res.value);
+    state.lastLink = href;
+    linkBox.value = href;
     linkBox.hidden = false;
     linkBox.select();
     const size = formatSize(res.value.length);
     try {
-      await navigator.clipboard.writeText(url.href);
+      await navigator.clipboard.writeText(href);
       say('persist.linkCopied', { size });
     } catch {
       say('persist.linkReady', { size });
