@@ -136,6 +136,7 @@ func TestPersist(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "notes.txt")
 		os.WriteFile(bad, []byte("not a snapshot"), 0o644)
 		ctx2, _ := newBrowser(t)
+		acceptDialogs(t, ctx2)
 		openSite(t, ctx2, siteURL)
 		fresh := eval[[]string](t, ctx2, objectsJS)
 		// A bad file: a clear message, nothing changes.
@@ -155,6 +156,7 @@ func TestPersist(t *testing.T) {
 
 	t.Run("a share link opened in a fresh profile", func(t *testing.T) {
 		ctx3, _ := newBrowser(t)
+		acceptDialogs(t, ctx3)
 		openSite(t, ctx3, link)
 		waitJS(t, ctx3, "the link opened", `kubetab.persist.messages.some((m) => m.key === 'persist.opened' || m.key === 'persist.openFailed')`, 60*time.Second)
 		if m := eval[string](t, ctx3, `kubetab.persist.messages.map((m) => m.text).join('\n')`); !strings.Contains(m, "opened the shared cluster") {
