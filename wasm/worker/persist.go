@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,7 +118,7 @@ func StartSession(ctx context.Context, cfg session.Config) (*session.Session, Re
 		if !errors.Is(err, cluster.ErrBadSnapshot) {
 			return nil, r, err
 		}
-		r.Error, r.Lesson = err.Error(), ""
+		r.Error, r.Lesson = strings.TrimPrefix(err.Error(), "session: new cluster: "), ""
 	}
 	start := time.Now()
 	sess, err := session.New(ctx, cfg)

@@ -19,7 +19,8 @@
 // box [data-persist=link], the status line [data-persist=status];
 // window.kubetab.persist has the last save, the restore and the messages.
 
-import { addStrings, t, onLang } from '../i18n.js';
+import { addStrings, t, lang, onLang } from '../i18n.js';
+import { wrap } from '../text.js';
 import { linkPayload, linkURL } from './link.js';
 import './persist.css';
 
@@ -110,7 +111,7 @@ export function mount(before, ctx) {
   const { cluster, term } = ctx;
   const ask = ctx.confirm || ((msg) => window.confirm(msg));
   const state = {
-    restored: null, saved: null, saves: [], messages: [], lastLink: '', lastExport: null, busy: false,
+    restored: null, saved: null, saves: [], messages: [], lastLink: '', lastExport: null, busy: false, notice: null,
   };
   (window.kubetab || (window.kubetab = {})).persist = state;
 
@@ -125,7 +126,9 @@ export function mount(before, ctx) {
   linkBox.hidden = true;
   const autosave = el('p', { class: 'hint' });
   const status = el('p', { class: 'status', 'data-persist': 'status', role: 'status', 'aria-live': 'polite' });
-  const panel = el('div', { class: 'persist-panel' }, resetBtn, resetHint, exportBtn, importBtn, file, shareBtn, linkBox, autosave, status);
+  const notice = el('p', { class: 'status', 'data-kind': 'error', 'data-persist': 'notice' });
+  notice.hidden = true;
+  const panel = el('div', { class: 'persist-panel' }, notice, resetBtn, resetHint, exportBtn, importBtn, file, shareBtn, linkBox, autosave, status);
   const menu = el('details', { class: 'persist-menu', 'data-persist': 'menu' }, summary, panel);
   before.parentNode.insertBefore(menu, before);
 
@@ -145,8 +148,12 @@ export function mount(before, ctx) {
     importBtn.textContent = t('persist.import');
     shareBtn.textContent = t('persist.share');
     autosave.textContent = t('persist.autosave');
-    status.textContent = t(statusKey, statusVars);
+    const vars = { ...statusVars };
+    if (vars.at) vars.time = new Date(vars.at).toLocaleTimeString(lang() === 'ja' ? 'ja-JP' : 'en-US');
+    status.textContent = t(statusKey, vars);
     status.dataset.kind = statusKind;
+    notice.hidden = !state.notice;
+    if (state.notice) notice.textContent = t(state.notice.key, state.notice.vars);
     for (const b of [resetBtn, exportBtn, importBtn, shareBtn]) b.disabled = state.busy || !cluster.isReady;
   }
   const offLang = onLang(draw);
@@ -157,18 +164,21 @@ export function mount(before, ctx) {
     const text = t(key, vars);
     state.messages.push({ key, kind, text });
     const color = kind === 'error' ? '31' : '38;5;245';
-    term.print(`\x1b[${color}m${text}\x1b[0m\r\n`);
+    const cols = term.term && term.term.cols ? Math.max(20, term.term.cols - 1) : 80;
+    term.print(`\x1b[${color}m${wrap(text, cols)}\x1b[0m\r\n`);
     if (kind === 'error') console.warn(`kubetab: ${text}`);
   }
 
   async function busy(fn) {
     if (state.busy) return;
     state.busy = true;
+    const before = [statusKey, statusVars, statusKind];
     setStatus('persist.busy');
     try {
       await fn();
     } finally {
       state.busy = false;
+      if (statusKey === 'persist.busy') [statusKey, statusVars, statusKind] = before;
       draw();
     }
   }
@@ -176,7 +186,11 @@ export function mount(before, ctx) {
   // --- what the worker did ---------------------------------------------------
   cluster.on('restored', (r) => {
     state.restored = r;
-    if (r.error) say('persist.restoreFailed', { error: r.error }, 'error');
+    if (r.error) {
+      say('persist.restoreFailed', { error: r.error }, 'error');
+      state.notice = { key: 'persist.restoreFailed', vars: { error: r.error } };
+      draw();
+    }
   });
   cluster.on('saved', (s) => {
     state.saved = { ...s, at: Date.now() };
@@ -184,7 +198,7 @@ export function mount(before, ctx) {
     if (state.saves.length > 100) state.saves.shift();
     if (state.busy) return;
     if (s.error) setStatus('persist.status.saveFailed', { error: s.error }, 'error');
-    else setStatus('persist.status.saved', { time: new Date().toLocaleTimeString(), size: formatSize(s.bytes) });
+    else setStatus('persist.status.saved', { at: Date.now(), size: formatSize(s.bytes) });
   });
   cluster.ready.then(() => {
     const r = cluster.restored || state.restored;
@@ -207,7 +221,7 @@ export function mount(before, ctx) {
     if (inLesson) return; // the player printed its own line; the worker saves the lesson's cluster
     const res = await cluster.resetCluster();
     if (res.error) say('persist.resetFailed', { error: res.error }, 'error');
-    else say('persist.resetDone', {});
+    else { say('persist.resetDone', {}); state.notice = null; }
   }));
 
   exportBtn.addEventListener('click', () => busy(async () => {
@@ -238,7 +252,7 @@ export function mount(before, ctx) {
       const data = await f.arrayBuffer();
       const res = await cluster.importSnapshot(data);
       if (res.error) say('persist.importFailed', { name: f.name, error: res.error }, 'error');
-      else say('persist.imported', { name: f.name });
+      else { say('persist.imported', { name: f.name }); state.notice = null; }
     });
   }
 
