@@ -186,6 +186,9 @@ cmd_bench() {
   grep -E '^(pkg:|Benchmark|FAIL|---|panic)' "$out" || true
   rm -f "$out"
   [ "$status" -eq 0 ] || { echo "build.sh bench: Go benchmarks failed" >&2; exit "$status"; }
+  log "the saved cluster under GOOS=js (Node): snapshot save, restore and share link of 300 pods"
+  PATH="$PATH:$(wasm_exec_dir)" GOOS=js GOARCH=wasm go test -run '^$' -bench 'Snapshot300Pods' -benchtime 3x -benchmem ./core/cluster |
+    grep -E '^(Benchmark|FAIL|---|panic)' || echo "build.sh bench: the GOOS=js snapshot benchmark failed" >&2
   log "headless Chromium: page load to first kubectl get nodes output (5 runs); pod start, cached and uncached (5 rounds)"
   KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_BENCH_RUNS=5 \
     go test -count=1 -timeout 30m -run '^(TestFirstOutputTime|TestPodStartTime)$' -v ./test/browser/ |

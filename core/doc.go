@@ -20,6 +20,9 @@
 //   - store: etcd. A global revision, compare-and-swap writes, watches from a
 //     revision. Keys look like /registry/deployments/default/web; values are
 //     the objects in protobuf, as kube-apiserver writes them.
+//   - snapshot: the store's snapshot carried elsewhere (etcdctl snapshot
+//     save/restore): the page's saved cluster, export files and share links;
+//     cluster.Config.Snapshot starts a whole cluster from one.
 //   - client: how the components below talk to the API server in-process:
 //     typed clients, informers (list + watch caches) and work queues.
 //   - controller/deployment: sees the Deployment, writes a ReplicaSet named

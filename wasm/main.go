@@ -47,9 +47,11 @@ func run() error {
 	eventloop.SetTurn(turner.Turn)
 
 	catalog := images.New() // the registry the kubelets pull from; the page adds to it
-	sess, err := session.New(context.Background(), session.Config{Images: catalog, WaitForCaches: true, Editor: worker.Edit})
+	// The page's saved cluster (IndexedDB, read by worker.js) when there is
+	// a good one, restored before any controller starts; else a fresh one.
+	sess, restored, err := worker.StartSession(context.Background(), session.Config{Images: catalog, WaitForCaches: true, Editor: worker.Edit})
 	if err != nil {
 		return err
 	}
-	return worker.Serve(sess, catalog)
+	return worker.Serve(sess, catalog, restored)
 }

@@ -22,6 +22,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -87,7 +88,22 @@ type Config struct {
 	// snapshots), so a restarted cluster has every acknowledged write and
 	// its controllers reconcile from there. Natively only.
 	DataDir string
+	// Snapshot, when not nil, is a store snapshot (store.Snapshot's format,
+	// core/snapshot) the cluster starts from, as a control plane restored
+	// from an etcd backup: every object is there at the snapshot's
+	// revision, and the nodes are the snapshot's Nodes (their names,
+	// capacity, podCIDRs and addresses; Nodes and NodeSpecs are used only
+	// when it has none). Nothing ran during the gap: each kubelet registers
+	// again, finds no sandbox for its pods and creates them anew, and the
+	// controllers reconcile from what they list. A snapshot that is not
+	// one, has another format version, is damaged, or holds a value no
+	// resource of the API server can decode is an error (ErrBadSnapshot).
+	// Not with DataDir.
+	Snapshot []byte
 }
+
+// ErrBadSnapshot wraps every reason New refuses Config.Snapshot.
+var ErrBadSnapshot = errors.New("cluster: bad snapshot")
 
 // NodeSpec is one node: its name, capacity, and the labels and taints its
 // kubelet registers it with (upstream: the kubelet's --node-labels and
@@ -278,13 +294,21 @@ func New(cfg Config) (*Cluster, error) {
 		}
 		c.nodes = append(c.nodes, n)
 	}
-	if cfg.DataDir != "" {
+	switch {
+	case cfg.DataDir != "" && cfg.Snapshot != nil:
+		return nil, errors.New("cluster: Config.Snapshot and Config.DataDir cannot both be set")
+	case cfg.DataDir != "":
 		var err error
 		if c.Store, c.wal, err = wal.Open(cfg.DataDir, cfg.Store); err != nil {
 			return nil, fmt.Errorf("cluster: data directory: %w", err)
 		}
-	} else {
+	default:
 		c.Store = store.New(cfg.Store)
+		if cfg.Snapshot != nil {
+			if err := c.Store.Restore(bytes.NewReader(cfg.Snapshot)); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+			}
+		}
 	}
 	c.Trace = trace.New(cfg.TraceSize, cfg.Clock)
 	reg, err := registry.Default(registry.Config{Store: c.Store, Clock: cfg.Clock, Metrics: kubeletMetrics{c}, Trace: c.Trace})
@@ -292,6 +316,11 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c.Registry = reg
+	if cfg.Snapshot != nil {
+		if err := c.adoptSnapshotNodes(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+		}
+	}
 	c.Step = step.NewGate(stepClock)
 	reg.SetStepGate(c.Step)
 	c.API, err = apiserver.New(apiserver.Config{

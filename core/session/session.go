@@ -100,7 +100,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if err := s.register(); err != nil {
 		return nil, err
 	}
-	if err := s.Reset(ctx, nil); err != nil {
+	if err := s.start(ctx, nil, cfg.Cluster.Snapshot); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -113,7 +113,26 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 // the Config's. Bad nodes are an error that leaves the current cluster
 // and the files as they were.
 func (s *Session) Reset(ctx context.Context, nodes []cluster.NodeSpec) error {
+	return s.start(ctx, nodes, nil)
+}
+
+// Restore stops the current cluster and starts one from a store snapshot
+// (cluster.Config.Snapshot: the page's saved cluster, an imported file, a
+// share link), with its own nodes. The console's files are emptied. A bad
+// snapshot is an error wrapping cluster.ErrBadSnapshot that leaves the
+// current cluster and the files as they were.
+func (s *Session) Restore(ctx context.Context, snap []byte) error {
+	if snap == nil {
+		snap = []byte{}
+	}
+	return s.start(ctx, nil, snap)
+}
+
+// start replaces the cluster with a new one: from snap when not nil,
+// otherwise fresh with nodes (nil: the Config's).
+func (s *Session) start(ctx context.Context, nodes []cluster.NodeSpec, snap []byte) error {
 	conf := s.cfg.Cluster
+	conf.Snapshot = snap
 	conf.Images = s.cfg.Images
 	conf.Clock = s.cfg.Clock
 	if nodes != nil {

@@ -3,6 +3,7 @@ package session_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -267,4 +268,44 @@ func TestResetWithNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, s, "kubectl get nodes -o jsonpath={.items[*].metadata.name}", "node-1 node-2 node-3")
+}
+
+// Restore brings back the cluster a snapshot holds, with its nodes; a bad
+// one changes nothing.
+func TestRestore(t *testing.T) {
+	s := newSession(t, session.Config{})
+	ctx := context.Background()
+	if err := s.Reset(ctx, []cluster.NodeSpec{{Name: "worker-a"}}); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "kubectl create namespace kept")
+	var snap bytes.Buffer
+	if err := s.Cluster().Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, s, "kubectl create namespace later")
+	if err := s.Restore(ctx, snap.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, s, "kubectl get namespaces -o name", "namespace/kept")
+	if out := mustRun(t, s, "kubectl get namespaces -o name"); strings.Contains(out, "later") {
+		t.Errorf("namespace/later after Restore: %s", out)
+	}
+	eventually(t, s, "kubectl get nodes -o jsonpath={.items[*].metadata.name}", "worker-a")
+	before := s.Cluster()
+	for _, bad := range [][]byte{nil, []byte("garbage"), snap.Bytes()[:snap.Len()/2]} {
+		if err := s.Restore(ctx, bad); !errors.Is(err, cluster.ErrBadSnapshot) {
+			t.Errorf("Restore(%d bytes): %v", len(bad), err)
+		}
+	}
+	if s.Cluster() != before {
+		t.Error("a refused Restore replaced the cluster")
+	}
+	// The session's next fresh cluster is fresh: not the snapshot again.
+	if err := s.Reset(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, code := run(t, s, "kubectl get namespace kept"); code != 1 {
+		t.Error("Reset after Restore kept the snapshot's namespace")
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/kubetab/kubetab/core/eventloop"
 )
 
 // Snapshots (upstream: `etcdctl snapshot save` and `etcdutl snapshot
@@ -49,7 +51,8 @@ const (
 
 // Snapshot writes every key and the current revision to w. It reads a
 // consistent view under the lock and encodes it after releasing it, so
-// writers wait only for the copy of the key list, not for w.
+// writers wait only for the copy of the key list, not for w; while it
+// encodes, it gives the host's event loop its turns (core/eventloop).
 func (s *Store) Snapshot(w io.Writer) error {
 	s.mu.RLock()
 	rev, kvs := s.rev, s.currentKVs()
@@ -90,7 +93,12 @@ func encodeSnapshot(w io.Writer, rev int64, kvs []*KeyValue) error {
 	uvarint(snapshotVersion)
 	varint(rev)
 	uvarint(uint64(len(kvs)))
-	for _, kv := range kvs {
+	for i, kv := range kvs {
+		if i%64 == 63 {
+			// In a browser tab a big snapshot takes a while to encode (and
+			// hash): let the page's requests and console lines in between.
+			eventloop.MaybeTurn()
+		}
 		uvarint(uint64(len(kv.Key)))
 		bw.WriteString(kv.Key)
 		uvarint(uint64(len(kv.Value)))

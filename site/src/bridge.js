@@ -10,14 +10,21 @@
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
 export class Cluster {
-  constructor(workerURL = 'worker.js') {
-    this.worker = new Worker(workerURL);
+  /**
+   * @param {string} workerURL
+   * @param {{ephemeral?: boolean}} opts  ephemeral: keep no saved cluster
+   *   (an embedded kubetab; the worker's name tells it)
+   */
+  constructor(workerURL = 'worker.js', opts = {}) {
+    this.worker = new Worker(workerURL, opts.ephemeral ? { name: 'ephemeral' } : {});
     this.nextID = 1;
     this.requests = new Map(); // id → {resolve, reject, ctrl}
     this.commands = new Map(); // id → {onOutput, resolve}
     this.calls = new Map(); // id → {resolve, reject}: listImages, addImage, the lesson calls
     this.checkWatch = null; // {id, onResults} of the current watchChecks
-    this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [], edit: [], editClosed: [], commandDone: [] };
+    this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [], edit: [], editClosed: [], commandDone: [], restored: [], saved: [] };
+    this.restored = null; // what the worker found saved: {bytes, lesson, revision, ms, error}
+    this.on('restored', (m) => { this.restored = m; });
     this.stderr = []; // the last lines Go wrote to stderr
     this.isReady = false;
     this.ready = new Promise((resolve, reject) => {
@@ -104,7 +111,9 @@ export class Cluster {
       case 'filesPut':
       case 'fileList':
       case 'fileRead':
-      case 'fileRemoved': {
+      case 'fileRemoved':
+      case 'persisted':
+      case 'exported': {
         const c = this.calls.get(msg.id);
         this.calls.delete(msg.id);
         if (c) c.resolve(msg);
@@ -216,8 +225,8 @@ export class Cluster {
    * A fresh cluster for a lesson: its nodes, then its setup lines. Resolves
    * to {setup: [{line, code, output}], error}.
    */
-  resetLesson(nodes, setup) {
-    return this.call({ type: 'resetLesson', nodes: nodes || [], setup: setup || [] });
+  resetLesson(nodes, setup, lesson) {
+    return this.call({ type: 'resetLesson', nodes: nodes || [], setup: setup || [], lesson: lesson || '' });
   }
 
   /**
@@ -315,5 +324,37 @@ export class Cluster {
       done,
       cancel: () => this.worker.postMessage({ type: 'cancel', id }),
     };
+  }
+
+  // --- the saved cluster (site/src/persist/) ---------------------------------
+
+  /** Save now if anything changed (the page is being hidden). */
+  flushSave() {
+    this.worker.postMessage({ type: 'flushSave' });
+  }
+
+  /** A fresh cluster, saved. Resolves to {what, value, error}. */
+  resetCluster() {
+    return this.call({ type: 'resetCluster' });
+  }
+
+  /** The cluster's snapshot: resolves to {data: Uint8Array}. */
+  exportSnapshot() {
+    return this.call({ type: 'exportSnapshot' });
+  }
+
+  /** A snapshot file's bytes (an ArrayBuffer, transferred) replace the cluster. */
+  importSnapshot(data) {
+    return this.call({ type: 'importSnapshot', data }, [data]);
+  }
+
+  /** The cluster as a share link's payload: resolves to {value, error}. */
+  shareLink() {
+    return this.call({ type: 'shareLink' });
+  }
+
+  /** A share link's payload replaces the cluster: resolves to {error}. */
+  openLink(payload) {
+    return this.call({ type: 'openLink', payload });
   }
 }

@@ -25,6 +25,7 @@ import * as editorView from './views/editor/editor.js';
 import * as embedded from './embedded.js';
 import * as kiosk from './kiosk.js';
 import './kiosk.css';
+import * as persist from './persist/persist.js';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -50,7 +51,7 @@ onLang((code) => {
 $('#lang').addEventListener('click', () => setLang(lang() === 'ja' ? 'en' : 'ja'));
 
 // --- the control plane --------------------------------------------------------
-const cluster = new Cluster('worker.js');
+const cluster = new Cluster('worker.js', { ephemeral: !!kubetab.embedded });
 kubetab.cluster = cluster;
 onLang((code) => cluster.setLang(code)); // help and kubetab's own commands speak it
 
@@ -206,3 +207,6 @@ if (!kubetab.embedded) kubetab.kioskReady = kiosk.setup({ header: $('header.top'
 
 // --- the page that embeds this one, if any ------------------------------------------
 if (kubetab.embedded) embedded.listen({ term, cluster });
+
+// --- the cluster that survives a reload: reset, export, import, share ---------------
+if (!kubetab.embedded) persist.mount($('#lang'), { cluster, term, lessons: kubetab.lessons });

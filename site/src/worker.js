@@ -25,11 +25,12 @@
 //                                        a learner's own .wasm, as name:tag
 // The lesson player's (site/src/lessons/; the lesson JSON is core/lesson's types):
 //   {type: 'parseLesson', id, path, text}  a lesson file picked from disk
-//   {type: 'resetLesson', id, nodes, setup}
+//   {type: 'resetLesson', id, nodes, setup, lesson}
 //                                        a fresh cluster with the lesson's nodes
 //                                        (empty: the default three), then its
 //                                        setup lines in order; the console's
-//                                        files are emptied
+//                                        files are emptied; the saved cluster
+//                                        belongs to lesson (its slug) from then on
 //   {type: 'putFiles', id, files: [{name, content}]}
 //                                        a step's manifests into the console's files
 //   {type: 'watchChecks', id, groups: [[{line, command, op, want}...]...]}
@@ -46,6 +47,21 @@
 //                                        the answer to an 'edit': saved with the
 //                                        new text, or cancelled (saved false:
 //                                        kubectl edit sees the file unchanged)
+// The saved cluster's (site/src/persist/; wasm/worker/persist.go):
+//   {type: 'flushSave'}                  save now if anything changed (page hidden)
+//   {type: 'resetCluster', id}           a fresh cluster (default nodes), saved
+//   {type: 'exportSnapshot', id}         the cluster's snapshot, for a file
+//   {type: 'importSnapshot', id, data: ArrayBuffer}
+//                                        a snapshot file: checked, then it replaces
+//                                        the cluster (a bad one changes nothing)
+//   {type: 'shareLink', id}              the cluster as a link payload ('1.…')
+//   {type: 'openLink', id, payload}      a link's payload (after '#cluster='):
+//                                        checked, then it replaces the cluster
+//   IndexedDB 'kubetab', object store 'cluster', key 'page':
+//     {format: 1, data: Uint8Array (core/store's snapshot format), lesson,
+//      revision, savedAt (ms since the epoch)}
+//   read before the Go program starts (globalThis.kubetabSaved) and written
+//   by every save; core/cluster restores it before any controller runs.
 // Messages to the page:
 //   {type: 'progress', loaded, total}    wasm download (total 0 when unknown)
 //   {type: 'phase', phase}               'compile' | 'start'
@@ -80,6 +96,18 @@
 //                                        file (kubectl-edit-*.yaml) in the editor
 //                                        and waits for its editDone
 //   {type: 'editClosed', id}             that kubectl edit ended (Ctrl-C)
+//   {type: 'restored', bytes, lesson, revision, ms, error}
+//                                        before 'ready': what was saved (bytes 0:
+//                                        nothing), the lesson it belongs to, and
+//                                        error when it could not be used (the
+//                                        cluster is fresh then)
+//   {type: 'saved', revision, bytes, ms, lesson, error}
+//                                        a save reached IndexedDB (ms: Go's time
+//                                        for the snapshot; error: IndexedDB's)
+//   {type: 'persisted', id, what, value, error}
+//                                        what: 'reset' | 'import' | 'open' | 'link'
+//                                        (value: the link payload); error '' when done
+//   {type: 'exported', id, data}         the snapshot's bytes
 //   {type: 'panic', where, message, stack}   Go recovered a panic
 //   {type: 'log', text}                  Go wrote to stderr (kept for crash reports)
 //   {type: 'exited', code}               the Go program ended (it should not)
@@ -134,7 +162,95 @@ globalThis.kubetabHost = {
   fileRemoved(id, error) { post({ type: 'fileRemoved', id, error }); },
   openEditor(id, name, content) { post({ type: 'edit', id, name, content }); },
   closeEditor(id) { post({ type: 'editClosed', id }); },
+  restored(json) { post({ type: 'restored', ...JSON.parse(json) }); },
+  save(u8, json) { saveCluster(u8.slice(), JSON.parse(json)); },
+  persisted(id, what, value, error) { post({ type: 'persisted', id, what, value, error }); },
+  exported(id, u8) { bytesMessage({ type: 'exported', id }, u8); },
 };
+
+// --- the saved cluster (IndexedDB) ---------------------------------------------
+
+const DB_NAME = 'kubetab';
+const DB_STORE = 'cluster';
+const DB_KEY = 'page';
+const SAVED_FORMAT = 1;
+
+function openDB() {
+  return new Promise((resolve, reject) => {
+    if (typeof indexedDB === 'undefined') { reject(new Error('IndexedDB is not available')); return; }
+    const req = indexedDB.open(DB_NAME, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore(DB_STORE);
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error || new Error('IndexedDB open failed'));
+    req.onblocked = () => reject(new Error('IndexedDB is blocked by another tab'));
+  });
+}
+
+let dbPromise = null;
+const db = () => { dbPromise = dbPromise || openDB(); return dbPromise; };
+
+// readSaved resolves to globalThis.kubetabSaved's value: {data, lesson,
+// error}; nothing saved is data null. It never rejects and gives up after 3 s.
+// An embedded kubetab (new Worker(..., {name: 'ephemeral'})) neither reads
+// nor writes the saved cluster: the page that embeds it must not change the
+// learner's own.
+const ephemeral = self.name === 'ephemeral';
+
+async function readSaved() {
+  if (ephemeral) return { data: null, lesson: '', error: '' };
+  const read = (async () => {
+    const d = await db();
+    const rec = await new Promise((resolve, reject) => {
+      const req = d.transaction(DB_STORE, 'readonly').objectStore(DB_STORE).get(DB_KEY);
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
+    if (rec === undefined || rec === null) return { data: null, lesson: '', error: '' };
+    if (typeof rec !== 'object' || rec.format !== SAVED_FORMAT) {
+      return { data: null, lesson: '', error: `the saved cluster has record format ${rec && rec.format} (this kubetab reads ${SAVED_FORMAT})` };
+    }
+    let data = rec.data;
+    if (data instanceof ArrayBuffer) data = new Uint8Array(data);
+    if (!(data instanceof Uint8Array)) return { data: null, lesson: '', error: 'the saved cluster holds no snapshot bytes' };
+    return { data, lesson: typeof rec.lesson === 'string' ? rec.lesson : '', error: '' };
+  })();
+  const timeout = new Promise((resolve) => setTimeout(() => resolve({ data: null, lesson: '', error: '', timedOut: true }), 3000));
+  try {
+    return await Promise.race([read, timeout]);
+  } catch (err) {
+    return { data: null, lesson: '', error: '', unavailable: String(err && err.message ? err.message : err) };
+  }
+}
+
+// Saves are written one after the other; a newer one waiting replaces an
+// older one waiting.
+let saving = Promise.resolve();
+let pendingSave = null;
+function saveCluster(data, meta) {
+  if (ephemeral) return;
+  const queued = pendingSave === null;
+  pendingSave = { data, meta };
+  if (!queued) return;
+  saving = saving.then(async () => {
+    const { data: d, meta: m } = pendingSave;
+    pendingSave = null;
+    let error = '';
+    try {
+      const conn = await db();
+      await new Promise((resolve, reject) => {
+        const tx = conn.transaction(DB_STORE, 'readwrite');
+        tx.objectStore(DB_STORE).put({ format: SAVED_FORMAT, data: d, lesson: m.lesson, revision: m.revision, savedAt: Date.now() }, DB_KEY);
+        tx.oncomplete = () => resolve();
+        tx.onerror = () => reject(tx.error);
+        tx.onabort = () => reject(tx.error || new Error('aborted'));
+      });
+    } catch (err) {
+      error = String(err && err.message ? err.message : err);
+    }
+    post({ type: 'saved', revision: m.revision, bytes: d.byteLength, ms: m.ms, lesson: m.lesson, error });
+  });
+}
+const savedRead = readSaved();
 
 // syumai/workers reads globalThis.context.binding when the Go program
 // initializes, and puts handleRequest there; wasm/worker adds runCommand,
@@ -198,6 +314,7 @@ async function load() {
   // Compile while downloading.
   const wasmResponse = new Response(counted, { headers: { 'Content-Type': 'application/wasm' } });
   const { instance } = await WebAssembly.instantiateStreaming(wasmResponse, imports);
+  globalThis.kubetabSaved = await savedRead;
   post({ type: 'phase', phase: 'start' });
   go.run(instance); // resolves when the program exits; go.exit reports it
 }
@@ -281,7 +398,7 @@ self.onmessage = async ({ data: msg }) => {
       break;
     case 'resetLesson':
       await ready;
-      binding.resetLesson(msg.id, JSON.stringify({ nodes: msg.nodes || [], setup: msg.setup || [] }));
+      binding.resetLesson(msg.id, JSON.stringify({ nodes: msg.nodes || [], setup: msg.setup || [], lesson: String(msg.lesson || '') }));
       break;
     case 'putFiles':
       await ready;
@@ -310,6 +427,23 @@ self.onmessage = async ({ data: msg }) => {
     case 'editDone':
       await ready;
       binding.editDone(msg.id, !!msg.saved, String(msg.content ?? ''));
+    case 'flushSave':
+      await ready;
+      binding.flushSave();
+      break;
+    case 'resetCluster':
+    case 'exportSnapshot':
+    case 'shareLink':
+      await ready;
+      binding[msg.type](msg.id);
+      break;
+    case 'importSnapshot':
+      await ready;
+      binding.importSnapshot(msg.id, new Uint8Array(msg.data));
+      break;
+    case 'openLink':
+      await ready;
+      binding.openLink(msg.id, String(msg.payload));
       break;
     default:
       console.warn('kubetab worker: unknown message', msg);

@@ -28,7 +28,7 @@ import (
 //	    a lesson file an author picked, parsed by core/lesson as the
 //	    verifier parses it; kubetabHost.lessonParsed(id, json Lesson) or
 //	    kubetabHost.lessonErrors(id, json ["path:line: message"...])
-//	context.binding.resetLesson(id, json {nodes, setup})
+//	context.binding.resetLesson(id, json {nodes, setup, lesson})
 //	    a fresh cluster with the lesson's nodes, then its setup lines in
 //	    order; kubetabHost.lessonReset(id, json {setup: [{line, code,
 //	    output}], error}) once done (error: the first failure)
@@ -45,8 +45,9 @@ import (
 // Checks run here, in the worker, through the session's shell: the very
 // commands the verifier runs. The page's main thread never evaluates one.
 type lessonDoor struct {
-	h    *host
-	sess *session.Session
+	h       *host
+	sess    *session.Session
+	persist *persistDoor // the lesson's fresh cluster is the page's saved one from then on
 
 	mu    sync.Mutex // guards watch
 	watch context.CancelFunc
@@ -67,6 +68,8 @@ const (
 type nodesAndSetup struct {
 	Nodes []lesson.Node `json:"nodes"`
 	Setup []string      `json:"setup"`
+	// Lesson is the lesson's slug: the saved cluster belongs to it.
+	Lesson string `json:"lesson"`
 }
 
 // ranLine is a setup line and what it printed.
@@ -167,6 +170,7 @@ func (d *lessonDoor) reset(args []safejs.Value) any {
 			out.Error = err.Error()
 			return
 		}
+		defer d.persist.setLesson(in.Lesson) // after the setup lines
 		for _, line := range in.Setup {
 			var buf bytes.Buffer
 			code := d.sess.Run(ctx, line, console.Streams{Out: &buf, ErrOut: &buf})

@@ -34,6 +34,11 @@
 //	    and kubectl edit's editor (Edit, session.Config's Editor), which
 //	    opens the file in the page (kubetabHost.openEditor) and waits for
 //	    editDone.
+//	context.binding.flushSave, resetCluster, exportSnapshot, importSnapshot,
+//	shareLink, openLink
+//	    registered here (persist.go); the page's cluster saved to IndexedDB
+//	    after changes (kubetabHost.save), reset, exported to a file,
+//	    imported, and carried in a share link.
 //
 // Every JS callback and every goroutine started for JS recovers panics and
 // reports them to the page (kubetabHost.panic).
@@ -57,7 +62,7 @@ import (
 // requests, its shell as the console, catalog as the page's image registry
 // and the lesson player's door, then tells the worker's JS that Go is ready.
 // It returns at once; the caller keeps the Go program alive (select {}).
-func Serve(sess *session.Session, catalog Images) error {
+func Serve(sess *session.Session, catalog Images, restored Restored) error {
 	api, shell := sess.Handler(), sess.Shell()
 	h, err := newHost()
 	if err != nil {
@@ -111,10 +116,13 @@ func Serve(sess *session.Session, catalog Images) error {
 			return err
 		}
 	}
-	l := &lessonDoor{h: h, sess: sess}
+	p := newPersistDoor(h, sess, restored.Lesson)
+	l := &lessonDoor{h: h, sess: sess, persist: p}
 	for name, fn := range map[string]func([]safejs.Value) any{
 		"parseLesson": l.parse, "resetLesson": l.reset, "putFiles": l.putFiles,
 		"watchChecks": l.watchChecks, "unwatchChecks": l.unwatchChecks,
+		"flushSave": p.flush, "resetCluster": p.resetCluster, "exportSnapshot": p.exportSnapshot,
+		"importSnapshot": p.importSnapshot, "shareLink": p.shareLink, "openLink": p.openLink,
 	} {
 		if fns[name], err = h.callback(name, fn); err != nil {
 			return err
@@ -125,6 +133,8 @@ func Serve(sess *session.Session, catalog Images) error {
 			return err
 		}
 	}
+	h.call("restored", mustJSON(restored))
+	go p.run(context.Background())
 	workers.Ready()
 	return nil
 }

@@ -39,6 +39,7 @@ export function mount(root, ctx) {
   let watched = null;       // {slug, lesson} whose checks run
   let unmountView = () => {};
   let routeSeq = 0;
+  let current = null;       // the lesson open in the panel, if any
 
   const stateOf = (slug) => {
     if (!states.has(slug)) states.set(slug, { prepare: null, hints: new Map(), solutions: new Set(), openFiles: new Set() });
@@ -64,18 +65,33 @@ export function mount(root, ctx) {
     watched = null;
     const nodes = lesson.nodes || [];
     const setup = lesson.setup || [];
-    if (!force && pristine && !nodes.length && !setup.length) {
-      // The page's own fresh cluster is what this lesson needs.
-      st.prepare = { status: 'ready', setup: [], error: '' };
-      preparing = cluster.ready.catch(() => {});
-    } else {
+    const reset = () => {
       st.prepare = { status: 'preparing', setup: [], error: '' };
-      preparing = cluster.ready.then(() => cluster.resetLesson(nodes, setup)).then((res) => {
+      changed();
+      return cluster.resetLesson(nodes, setup, lesson.slug).then((res) => {
         st.prepare = { status: res.error ? 'failed' : 'ready', setup: res.setup || [], error: res.error || '' };
         term.print(`\x1b[38;5;245m${t('lessons.console.fresh', { title: lesson.title })}\x1b[0m\r\n`);
-      }, (err) => {
-        st.prepare = { status: 'failed', setup: [], error: String(err.message || err) };
-      }).finally(changed);
+      });
+    };
+    const failed = (err) => { st.prepare = { status: 'failed', setup: [], error: String(err.message || err) }; };
+    if (!force && pristine) {
+      // The page's cluster as the worker started it: a saved one (site/src/
+      // persist/) is kept when it was made for this lesson; a fresh one is
+      // what a lesson without nodes or setup needs.
+      st.prepare = !nodes.length && !setup.length ? { status: 'ready', setup: [], error: '' } : { status: 'preparing', setup: [], error: '' };
+      preparing = cluster.ready.then(() => {
+        const r = cluster.restored;
+        const saved = r && r.bytes > 0 && !r.error ? r : null;
+        if (saved && saved.lesson === lesson.slug) {
+          st.prepare = { status: 'ready', setup: [], error: '' };
+          return undefined;
+        }
+        if (saved || nodes.length || setup.length) return reset();
+        return undefined;
+      }).catch(failed).finally(changed);
+    } else {
+      st.prepare = { status: 'preparing', setup: [], error: '' };
+      preparing = cluster.ready.then(reset).catch(failed).finally(changed);
     }
     changed();
     return preparing;
@@ -165,6 +181,7 @@ export function mount(root, ctx) {
     const scroll = root.scrollTop;
     const sameLesson = root.dataset.slug && r.view === 'lesson' && root.dataset.slug === r.slug && root.dataset.step === String(r.step);
     if (r.view === 'index') {
+      current = null;
       unmountView();
       root.dataset.view = 'index';
       delete root.dataset.slug;
@@ -182,6 +199,7 @@ export function mount(root, ctx) {
       unmountView = () => root.replaceChildren();
       return;
     }
+    current = lesson;
     prepare(lesson, false);
     const langs = await catalog.languages(lesson.slug);
     unmountView = lessonView.mount(root, {
@@ -217,6 +235,12 @@ export function mount(root, ctx) {
   return {
     catalog,
     progress,
+    // resetCurrent is the page's "Reset cluster" in a lesson: the lesson's
+    // own reset (its nodes and setup, from step 1). False when no lesson is open.
+    resetCurrent() {
+      if (!current) return false;
+      return resetLesson(current).then(() => true);
+    },
     unmount() {
       window.removeEventListener('hashchange', route);
       offLang();
