@@ -15,7 +15,7 @@
 // folder rows, [data-store-modrev] the selected key's modRevision.
 
 import { addStrings, t, onLang } from '../../i18n.js';
-import { toYAML } from './yaml.js';
+import { toYAML } from '../objects/yaml.js'; // kubectl -o yaml's shape, shared with the Objects view
 import { diffLines, hunks } from './diff.js';
 import { Tree, sortedChildren } from './tree.js';
 import './store.css';
