@@ -140,7 +140,13 @@ export function mount(root, ctx) {
   const summary = el('div', 'sched-summary');
   const queueEl = el('div', 'sched-queue');
   const detail = el('section', 'sched-detail');
-  root.append(head, hint, summary, queueEl, detail);
+  // The queue and the pod one under the other, or side by side in a wide
+  // panel (scheduler.css).
+  const left = el('div', 'sched-left');
+  left.append(summary, queueEl);
+  const body = el('div', 'sched-body');
+  body.append(left, detail);
+  root.append(head, hint, body);
 
   let queue = null;
   let pods = new Map();
@@ -372,6 +378,7 @@ export function mount(root, ctx) {
             const line = el('div', 'sc-row');
             line.dataset.plugin = sc.plugin;
             const name = el('span', 'sc-plugin', sc.plugin);
+            name.title = `${sc.plugin} ×${sc.weight}`;
             name.append(el('small', '', ` ×${sc.weight}`));
             line.append(name, el('span', 'sc-num', String(sc.raw)), bar(sc.normalized, 100, 'n'), bar(sc.weighted, 100 * s.maxWeight, 'w'));
             table.append(line);

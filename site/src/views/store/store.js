@@ -15,7 +15,7 @@
 // folder rows, [data-store-modrev] the selected key's modRevision.
 
 import { addStrings, t, onLang } from '../../i18n.js';
-import { toYAML } from './yaml.js';
+import { toYAML } from '../objects/yaml.js'; // kubectl -o yaml's shape, shared with the Objects view
 import { diffLines, hunks } from './diff.js';
 import { Tree, sortedChildren } from './tree.js';
 import './store.css';
@@ -114,7 +114,13 @@ export function mount(root, ctx) {
   const legend = el('div', 'st-legend');
   const empty = el('p', 'empty');
   const detail = el('section', 'store-detail');
-  root.append(head, revs, hint, legend, treeEl, empty, detail);
+  // Tree and key one under the other in a narrow panel, side by side in a
+  // wide one (store.css).
+  const left = el('div', 'store-left');
+  left.append(legend, treeEl, empty);
+  const body = el('div', 'store-body');
+  body.append(left, detail);
+  root.append(head, revs, hint, body);
 
   const tree = new Tree();
   tree.root.expanded = true;

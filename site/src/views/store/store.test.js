@@ -1,56 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { toYAML, scalar } from './yaml.js';
 import { diffLines, hunks } from './diff.js';
 import { Tree, sortedChildren } from './tree.js';
-
-test('toYAML writes an object as kubectl -o yaml does', () => {
-  const dep = {
-    kind: 'Deployment', apiVersion: 'apps/v1',
-    metadata: { name: 'web', namespace: 'default', annotations: { 'deployment.kubernetes.io/revision': '1' }, labels: {} },
-    spec: { replicas: 3, paused: false, template: { spec: { containers: [{ name: 'hello', image: 'hello', args: [], ports: [{ containerPort: 80 }] }] } } },
-    status: { conditions: [], note: null },
-  };
-  assert.equal(toYAML(dep), `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  annotations:
-    deployment.kubernetes.io/revision: "1"
-  labels: {}
-  name: web
-  namespace: default
-spec:
-  paused: false
-  replicas: 3
-  template:
-    spec:
-      containers:
-      - args: []
-        image: hello
-        name: hello
-        ports:
-        - containerPort: 80
-status:
-  conditions: []
-  note: null
-`);
-  assert.equal(toYAML([[1, 2], []]), '- - 1\n  - 2\n- []\n');
-});
-
-test('scalar quotes what YAML would misread', () => {
-  const cases = [
-    ['web', 'web'], ['', '""'], ['true', '"true"'], ['yes', '"yes"'], ['123', '"123"'], ['1.5', '"1.5"'],
-    ['1e3', '"1e3"'], ['0x1F', '"0x1F"'], ['null', '"null"'], ['2026-12-01', '"2026-12-01"'],
-    ['2026-12-01T10:00:00Z', '"2026-12-01T10:00:00Z"'], ['10:30', '"10:30"'],
-    ['a: b', "'a: b'"], ['- x', "'- x'"], ['*', "'*'"], [' lead', "' lead'"], ["it's: x", "'it''s: x'"],
-    ['a #b', "'a #b'"], ['k8s.io/x', 'k8s.io/x'], ['100m', '100m'], ['1Gi', '1Gi'], ['tab\there', '"tab\\there"'],
-    [12, '12'], [false, 'false'], [null, 'null'],
-  ];
-  for (const [v, want] of cases) assert.equal(scalar(v), want, JSON.stringify(v));
-  assert.equal(toYAML({ s: 'a\nb\n' }), 's: |\n  a\n  b\n');
-  assert.equal(toYAML({ s: 'a\nb' }), 's: |-\n  a\n  b\n');
-  assert.equal(toYAML({ s: 'a\n\n' }), 's: |+\n  a\n\n');
-});
 
 test('diffLines finds the changed lines between two versions', () => {
   const a = 'a\nb\nc\nd\ne\n';
