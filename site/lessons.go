@@ -92,8 +92,9 @@ func WithLessons(fsys fs.FS, files map[string][]byte) fs.FS {
 	return lessonOverlay{base: fsys, lessons: m}
 }
 
-// WithFile serves fsys with one more file at the site's root (kubetab serve
-// --kiosk adds kiosk.json).
+// WithFile serves fsys with the file name replaced (or added) by data, and
+// without the base's compressed copies of it (kubetab serve --kiosk marks
+// index.html).
 func WithFile(fsys fs.FS, name string, data []byte) fs.FS {
 	return fileOverlay{base: fsys, name: name, file: fstest.MapFS{name: {Data: data, Mode: 0o444}}}
 }
@@ -105,8 +106,11 @@ type fileOverlay struct {
 }
 
 func (o fileOverlay) Open(name string) (fs.File, error) {
-	if name == o.name {
+	switch name {
+	case o.name:
 		return o.file.Open(name)
+	case o.name + ".br", o.name + ".gz":
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
 	return o.base.Open(name)
 }

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -64,10 +65,11 @@ the kiosks of a room from the teacher's machine, listen beyond loopback
 	return cmd
 }
 
-// kioskConfig is kiosk.json, which the page fetches at start (site/src/kiosk.js):
-// its presence turns the page into a classroom kiosk.
+// kioskConfig makes the page a classroom kiosk: serve writes it into
+// index.html as <html data-kiosk-idle="600"> (site/src/kiosk.js reads it; a
+// static host's index.html can carry the same attribute).
 type kioskConfig struct {
-	IdleSeconds int `json:"idleSeconds"`
+	IdleSeconds int
 }
 
 func serve(ctx context.Context, addr, lessons string, kiosk *kioskConfig, out io.Writer) error {
@@ -84,11 +86,16 @@ func serve(ctx context.Context, addr, lessons string, kiosk *kioskConfig, out io
 		fmt.Fprintf(os.Stderr, "kubetab: serving the lessons of %s (%d lesson files)\n", lessons, len(files)-1)
 	}
 	if kiosk != nil {
-		data, err := json.Marshal(kiosk)
+		index, err := fs.ReadFile(fsys, "index.html")
 		if err != nil {
 			return err
 		}
-		fsys = site.WithFile(fsys, "kiosk.json", data)
+		tag := []byte("<html ")
+		if !bytes.Contains(index, tag) {
+			return fmt.Errorf("index.html has no <html ...> tag to mark as a kiosk")
+		}
+		index = bytes.Replace(index, tag, []byte(fmt.Sprintf(`<html data-kiosk-idle="%d" `, kiosk.IdleSeconds)), 1)
+		fsys = site.WithFile(fsys, "index.html", index)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

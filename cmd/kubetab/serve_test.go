@@ -101,8 +101,9 @@ func startServeWith(t *testing.T, addr string, kiosk *kioskConfig) (string, *syn
 	}
 }
 
-// TestServeKiosk: --kiosk serves kiosk.json (its presence makes the page a
-// kiosk) and says so; without it there is no kiosk.json.
+// TestServeKiosk: --kiosk marks index.html (<html data-kiosk-idle=...>,
+// which makes the page a kiosk), also when the browser asks for brotli, and
+// says so; without it index.html is as built.
 func TestServeKiosk(t *testing.T) {
 	if !site.Built() {
 		t.Skip("the site is not built")
@@ -118,15 +119,26 @@ func TestServeKiosk(t *testing.T) {
 		return res.StatusCode, string(body)
 	}
 	url, out := startServeWith(t, "127.0.0.1:0", &kioskConfig{IdleSeconds: 300})
-	if code, body := get(url + "kiosk.json"); code != http.StatusOK || body != `{"idleSeconds":300}` {
-		t.Errorf("GET kiosk.json with --kiosk: %d %q", code, body)
+	if code, body := get(url); code != http.StatusOK || !strings.Contains(body, `<html data-kiosk-idle="300" lang=`) {
+		t.Errorf("GET / with --kiosk: %d %.200q", code, body)
+	}
+	req, _ := http.NewRequest("GET", url+"index.html", nil)
+	req.Header.Set("Accept-Encoding", "br, gzip")
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if enc := res.Header.Get("Content-Encoding"); enc != "" || !strings.Contains(string(body), "data-kiosk-idle") {
+		t.Errorf("GET index.html (br, gzip) with --kiosk: Content-Encoding %q, marked %v: the built index.html.br was sent", enc, strings.Contains(string(body), "data-kiosk-idle"))
 	}
 	if !strings.Contains(out.String(), "kiosk mode: New student button, reset after 5m0s without input") {
 		t.Errorf("serve --kiosk printed %q", out.String())
 	}
 	plain, _ := startServeWith(t, "127.0.0.1:0", nil)
-	if code, _ := get(plain + "kiosk.json"); code != http.StatusNotFound {
-		t.Errorf("GET kiosk.json without --kiosk: %d, want 404", code)
+	if code, body := get(plain); code != http.StatusOK || strings.Contains(body, "data-kiosk") {
+		t.Errorf("GET / without --kiosk: %d, marked %v", code, strings.Contains(body, "data-kiosk"))
 	}
 }
 

@@ -1,7 +1,7 @@
-// Classroom kiosks: `kubetab serve --kiosk` serves kiosk.json, and a page
-// that finds it becomes a kiosk (a static host can serve the same file):
+// Classroom kiosks: `kubetab serve --kiosk` marks index.html, and a page so
+// marked becomes a kiosk (a static host's index.html can carry the same):
 //
-//   {"idleSeconds": 600}
+//   <html data-kiosk-idle="600" lang="en">     seconds without input before a reset
 //
 // - A "New student" button in the header wipes this browser's kubetab state
 //   (the saved cluster, lesson progress, console history: localStorage,
@@ -48,11 +48,11 @@ addStrings({
 
 const warnBefore = 30; // seconds of warning before an idle reset
 
-/** Validate kiosk.json: null when it does not make a kiosk. */
-export function parseConfig(data) {
-  if (!data || typeof data !== 'object') return null;
-  const idle = data.idleSeconds;
-  if (!Number.isInteger(idle) || idle < 60 || idle > 7 * 24 * 3600) return null;
+/** Read data-kiosk-idle: null when it does not make a kiosk. */
+export function parseConfig(attr) {
+  if (typeof attr !== 'string' || !/^\d+$/.test(attr)) return null;
+  const idle = Number(attr);
+  if (idle < 60 || idle > 7 * 24 * 3600) return null;
   return { idleSeconds: idle };
 }
 
@@ -71,15 +71,11 @@ export async function wipe() {
 }
 
 /**
- * Look for kiosk.json; when it is there, turn this page into a kiosk.
+ * When index.html is marked, turn this page into a kiosk.
  * @param {{header: HTMLElement, kubetab: object}} ctx
  */
-export async function setup({ header, kubetab }) {
-  let config = null;
-  try {
-    const res = await fetch('kiosk.json', { cache: 'no-store' });
-    if (res.ok) config = parseConfig(await res.json());
-  } catch { /* not a kiosk */ }
+export function setup({ header, kubetab }) {
+  const config = parseConfig(document.documentElement.dataset.kioskIdle);
   if (!config) return null;
   document.body.dataset.kiosk = '';
 

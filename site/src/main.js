@@ -203,7 +203,7 @@ if (kubetab.embedded !== 'console') {
 }
 
 // --- a classroom kiosk (kubetab serve --kiosk), if this is one ----------------------
-if (!kubetab.embedded) kubetab.kioskReady = kiosk.setup({ header: $('header.top'), kubetab });
+if (!kubetab.embedded) kiosk.setup({ header: $('header.top'), kubetab });
 
 // --- the page that embeds this one, if any ------------------------------------------
 if (kubetab.embedded) embedded.listen({ term, cluster });
