@@ -267,6 +267,23 @@ export class Cluster {
   }
 
   /**
+   * Run one console line for a view, not for the learner: its output comes
+   * back here and the console shows none of it (the objects view's
+   * kubectl describe). Resolves to {code, stdout, stderr}. The line runs in
+   * the same shell as the console's (so it sets $? as a lesson's checks do).
+   */
+  async capture(line, stdin) {
+    const out = { 1: [], 2: [] };
+    const { done } = this.run(line, (bytes, fd) => { (out[fd] || out[1]).push(bytes.slice()); }, stdin);
+    const code = await done;
+    const text = (chunks) => {
+      const d = new TextDecoder();
+      return chunks.map((c) => d.decode(c, { stream: true })).join('') + d.decode();
+    };
+    return { code, stdout: text(out[1]), stderr: text(out[2]) };
+  }
+
+  /**
    * Run one console line. onOutput(bytes, fd) gets its output as it comes.
    * Returns {done: Promise<exit code>, cancel()}; cancel is Ctrl-C.
    */

@@ -8,7 +8,11 @@
 // Messages from the page:
 //   {type: 'request', id, method, url, headers: [[k, v]...], body: ArrayBuffer|null}
 //   {type: 'abort', id}                  the page no longer reads that response
-//   {type: 'run', id, line, stdin?}      a console line
+//   {type: 'run', id, line, stdin?}      a console line (also a view's own line:
+//                                        bridge.js capture() keeps its output for
+//                                        the view, e.g. the objects view's
+//                                        kubectl describe, and the console shows
+//                                        none of it)
 //   {type: 'cancel', id}                 Ctrl-C for that line
 //   {type: 'listImages', id}             the image registry's catalog
 //   {type: 'addImage', id, name, tag, module: ArrayBuffer}
