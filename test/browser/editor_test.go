@@ -19,7 +19,7 @@ func openEditor(t *testing.T, ctx context.Context) {
 	openSite(t, ctx, siteURL)
 	_ = eval[bool](t, ctx, `window.__longTasks = [], new PerformanceObserver(l => l.getEntries().forEach(e => __longTasks.push(e.duration))).observe({type: 'longtask'}), true`)
 	click(t, ctx, `[data-view-tab="editor"]`)
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!(window.kubetab.editor && window.kubetabCM)`, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!(window.kubetab.editor && window.kubetabCM)`, chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
 	if err != nil {
 		t.Fatalf("the editor did not start: %v\n%s", err, eval[string](t, ctx, `JSON.stringify({editor: !!kubetab.editor, cm: !!window.kubetabCM, current: kubetab.views.current, pane: document.querySelector('[data-view="editor"]').innerText.slice(0, 400), scripts: [...document.scripts].map(s => s.src)})`))
 	}
