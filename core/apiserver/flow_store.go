@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"net/http"
 	"strconv"
 	"strings"
@@ -230,6 +231,11 @@ func (s *Server) decodeValue(x store.KeyValue) runtime.RawExtension {
 	obj, err := st.DecodeValue(x)
 	if err != nil {
 		return runtime.RawExtension{}
+	}
+	// The stored bytes hold no resourceVersion (the key's mod revision is
+	// it, set on the way out of the API server): show them as stored.
+	if acc, err := meta.Accessor(obj); err == nil {
+		acc.SetResourceVersion("")
 	}
 	raw, err := json.Marshal(obj)
 	if err != nil {
