@@ -367,7 +367,7 @@ export class Diagram {
       const mid = d.at(0.5);
       const left = mid.x < W / 2;
       const t = el('text', { x: left ? mid.x + 8 : mid.x - 8, y: mid.y + 10, class: left ? 'label' : 'label end' }, g);
-      t.textContent = `⏸ ${arrowLabel(h)}`;
+      t.textContent = `‖ ${arrowLabel(h)}`;
     });
   }
 }
