@@ -161,12 +161,20 @@ func TestFlowDiagram(t *testing.T) {
 		t.Errorf("following web: playback mode %q, want play (the replay from its creation)", st)
 	}
 	// Step back and forward move the drawn hop.
-	click(t, ctx, `[data-view=flow] [data-play=toggle]`)
+	jsClick := func(sel string) { _ = eval[bool](t, ctx, `document.querySelector('[data-view=flow] `+sel+`').click(), true`) }
+	if eval[string](t, ctx, `kubetab.flow.state().mode`) != "paused" {
+		jsClick(`[data-play=toggle]`)
+	}
+	waitJS(t, ctx, "paused", `kubetab.flow.state().mode === 'paused'`, 10*time.Second)
 	before := eval[int](t, ctx, `kubetab.flow.state().cursor`)
-	click(t, ctx, `[data-view=flow] [data-play=back]`)
-	waitJS(t, ctx, "a step back", fmt.Sprintf(`kubetab.flow.state().cursor === %d`, before-1), 10*time.Second)
-	click(t, ctx, `[data-view=flow] [data-play=forward]`)
-	waitJS(t, ctx, "a step forward", fmt.Sprintf(`kubetab.flow.state().cursor === %d`, before), 10*time.Second)
+	jsClick(`[data-play=back]`)
+	if got := eval[map[string]any](t, ctx, `kubetab.flow.state()`); got["cursor"] != float64(before-1) {
+		t.Fatalf("step back from %d: %v", before, got)
+	}
+	jsClick(`[data-play=forward]`)
+	if got := eval[map[string]any](t, ctx, `kubetab.flow.state()`); got["cursor"] != float64(before) {
+		t.Fatalf("step forward to %d: %v", before, got)
+	}
 }
 
 // TestFlowStepMode: with step mode on, the Deployment's creation waits at

@@ -328,7 +328,10 @@ export class Diagram {
       n.textContent = String(h.n);
       if (newest) {
         const right = mid.x > W - 100; // near the right edge: the label goes left of the line
-        const lbl = el('text', { x: right ? mid.x - 10 : mid.x + 10, y: mid.y - 6, class: right ? 'label end' : 'label' }, g);
+        let at = { x: right ? mid.x - 10 : mid.x + 10, y: mid.y - 6, cls: right ? 'label end' : 'label' };
+        // The etcd write's line is short and between two boxes: label it above them.
+        if (h.type === 'write') at = { x: mid.x, y: this.boxes.get('etcd').y - 5, cls: 'label mid' };
+        const lbl = el('text', { x: at.x, y: at.y, class: at.cls }, g);
         lbl.textContent = arrowLabel(h);
         const a = this.boxFor(boxOf(h.from, h.to));
         const b = h.type === 'decision' ? this.boxes.get(`node:${nodeOf(h)}`) : this.boxFor(boxOf(h.to, h.from));
@@ -362,8 +365,9 @@ export class Diagram {
       const g = el('g', { class: 'hop k-pending', 'data-pending-from': p.component }, this.pendingLayer);
       el('path', { d: d.path, 'marker-end': 'url(#flow-arrow-pending)' }, g);
       const mid = d.at(0.5);
-      const t = el('text', { x: mid.x - 8, y: mid.y + 4, class: 'label end' }, g);
-      t.textContent = `⏸ ${arrowLabel(h)}`;
+      const left = mid.x < W / 2;
+      const t = el('text', { x: left ? mid.x + 8 : mid.x - 8, y: mid.y + 10, class: left ? 'label' : 'label end' }, g);
+      t.textContent = `‖ ${arrowLabel(h)}`;
     });
   }
 }
