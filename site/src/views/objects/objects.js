@@ -424,7 +424,7 @@ export function mount(root, ctx) {
         b.title = `Pod ${n.namespace}/${n.name}\n${n.status}${n.node ? ` · ${n.node}` : ''}`;
         break;
       case 'Pods': {
-        top.append(kind, el('span', 'og-name', t('objects.group', { n: n.count })));
+        top.append(el('span', 'og-name', t('objects.group', { n: n.count })));
         for (const c of ['ok', 'wait', 'bad']) {
           if (n.counts[c]) sub.append(el('span', `og-tally ${c}`, String(n.counts[c])));
         }
