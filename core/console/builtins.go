@@ -11,7 +11,25 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/kubetab/kubetab/core/lang"
 )
+
+// builtinsJA are the builtins' help line and --help text in Japanese. The
+// option letters and the error messages stay GNU's, as on a Japanese
+// lab machine whose coreutils have no translations installed.
+var builtinsJA = map[string][2]string{
+	"ls":    {"コンソールのファイルを一覧します", "使い方: ls [-l] [-a] [FILE]...\nコンソールの作業ディレクトリ（または指定した DIR）のファイルを一覧します。\n  -l  詳しい形式: 種類、サイズ、時刻\n  -a  . と .. も表示します"},
+	"cat":   {"ファイルを表示します（cat <<EOF > f.yaml で書き込めます）", "使い方: cat [FILE]...\nFILE を順に表示します。FILE がないか - のときは入力を読みます。\nヒアドキュメントでファイルを書き込めます:\n  cat <<EOF > web.yaml\n  ...\n  EOF"},
+	"rm":    {"ファイルを削除します", "使い方: rm [-f] [-r] FILE...\nFILE を削除します。\n  -f  存在しないファイルを無視します\n  -r  ディレクトリとその中身を削除します"},
+	"echo":  {"引数を表示します", "使い方: echo [-n] [STRING]...\nSTRING を空白で区切って表示し、改行します（-n のときは改行しません）。"},
+	"grep":  {"パターンに一致する行を表示します", "使い方: grep [OPTION]... PATTERN [FILE]...\nFILE（または入力）のうち PATTERN（基本正規表現）に一致する行を表示します。\n  -E  PATTERN を拡張正規表現として扱います\n  -F  PATTERN を固定文字列として扱います\n  -i  大文字と小文字を区別しません\n  -v  一致しない行を表示します\n  -w  単語全体が一致するものだけにします\n  -x  行全体が一致するものだけにします\n  -c  一致した行の数だけを表示します\n  -o  一致した部分だけを表示します\n  -n  行番号を表示します\n  -q  何も表示しません。一致があれば終了コード 0 です\n  -e PATTERN  PATTERN を使います（- で始まってもかまいません）\n終了コード: 一致する行があれば 0、なければ 1、エラーは 2 です。"},
+	"head":  {"先頭の行を表示します", "使い方: head [-n NUM] [FILE]...\nFILE または入力の先頭 10 行（-n のときは NUM 行）を表示します。"},
+	"tail":  {"末尾の行を表示します", "使い方: tail [-n NUM] [FILE]...\nFILE または入力の末尾 10 行（-n のときは NUM 行、-n +NUM のときは NUM 行目から）を表示します。"},
+	"wc":    {"行数、単語数、バイト数を数えます", "使い方: wc [-l] [-w] [-c] [FILE]...\nFILE または入力の改行数、単語数、バイト数を表示します。"},
+	"true":  {"何もせず、成功します", "使い方: true\n終了コード 0 で終わります。"},
+	"false": {"何もせず、失敗します", "使い方: false\n終了コード 1 で終わります。"},
+}
 
 // The builtins: the few coreutils a Kubernetes tutorial pipes kubectl
 // into, over the working directory (Files). Their messages and exit codes
@@ -55,13 +73,15 @@ func (s *Shell) registerBuiltins() {
 		{"false", "do nothing, unsuccessfully", "Usage: false\nExit with status 1.", func(*builtinRun, []string) int { return 1 }},
 	} {
 		bi := bi
+		ja := builtinsJA[bi.name]
 		s.Register(bi.name, bi.summary, func(ctx context.Context, args []string, st Streams) int {
 			if len(args) == 1 && args[0] == "--help" {
-				fmt.Fprintln(st.Out, bi.usage)
+				fmt.Fprintln(st.Out, lang.Pick(ctx, bi.usage, ja[1]))
 				return ExitOK
 			}
 			return bi.run(&builtinRun{ctx: ctx, name: bi.name, files: s.files, streams: st}, args)
 		})
+		s.Translate(bi.name, ja[0])
 	}
 }
 

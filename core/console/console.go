@@ -68,7 +68,19 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/kubetab/kubetab/core/lang"
 )
+
+// langSet marks a context whose language the caller chose (WithLang).
+type langSet struct{}
+
+// WithLang returns ctx with the language l, which Run keeps instead of
+// the shell's own (SetLang): a lesson's check in the language it was
+// written in.
+func WithLang(ctx context.Context, l string) context.Context {
+	return lang.With(context.WithValue(ctx, langSet{}, true), l)
+}
 
 // Exit codes, as bash uses them.
 const (
@@ -102,6 +114,12 @@ type Shell struct {
 	files     *Files
 	commands  map[string]Command
 	summaries map[string]string
+	// completers answer Tab for their command (tab.go).
+	completers map[string]Completer
+	// summariesJA are help's lines in Japanese (Translate).
+	summariesJA map[string]string
+
+	lang string // the learner's language, put in every Run's context
 
 	mu     sync.Mutex // guards status
 	status int        // the exit status of the last Run, its $? to start with
@@ -112,7 +130,7 @@ func New(conf Config) (*Shell, error) {
 	if conf.Files == nil {
 		conf.Files = NewFiles()
 	}
-	s := &Shell{files: conf.Files, commands: map[string]Command{}, summaries: map[string]string{}}
+	s := &Shell{files: conf.Files, commands: map[string]Command{}, summaries: map[string]string{}, summariesJA: map[string]string{}}
 	s.registerBuiltins()
 	return s, nil
 }
@@ -125,6 +143,20 @@ func (s *Shell) Files() *Files { return s.files }
 func (s *Shell) Register(name, summary string, cmd Command) {
 	s.commands[name] = cmd
 	s.summaries[name] = summary
+}
+
+// Translate sets the Japanese summary of the command name, help's line
+// when the learner reads Japanese.
+func (s *Shell) Translate(name, summaryJA string) {
+	s.summariesJA[name] = summaryJA
+}
+
+// SetLang sets the learner's language ("en" or "ja"): kubetab's own
+// commands read it from their context (core/lang) and speak it.
+func (s *Shell) SetLang(l string) {
+	s.mu.Lock()
+	s.lang = l
+	s.mu.Unlock()
 }
 
 // Commands lists the registered command names in order, builtins included.
@@ -163,6 +195,9 @@ func (s *Shell) Run(ctx context.Context, script string, streams Streams) int {
 	}
 	s.mu.Lock()
 	status := s.status
+	if _, set := ctx.Value(langSet{}).(bool); !set && s.lang != "" {
+		ctx = lang.With(ctx, s.lang)
+	}
 	s.mu.Unlock()
 	for _, ao := range sc.items {
 		if ctx.Err() != nil {
@@ -554,9 +589,18 @@ func (s *Shell) help(ctx context.Context, args []string, streams Streams) int {
 		for _, n := range names {
 			width = max(width, len(n))
 		}
-		fmt.Fprintln(streams.Out, "The commands of this console (help NAME for more):")
+		ja := lang.Of(ctx) == lang.Japanese
+		if ja {
+			fmt.Fprintln(streams.Out, "このコンソールのコマンドです（詳しくは help NAME）:")
+		} else {
+			fmt.Fprintln(streams.Out, "The commands of this console (help NAME for more):")
+		}
 		for _, n := range names {
-			fmt.Fprintf(streams.Out, "  %-*s  %s\n", width, n, s.summaries[n])
+			summary := s.summaries[n]
+			if t := s.summariesJA[n]; ja && t != "" {
+				summary = t
+			}
+			fmt.Fprintf(streams.Out, "  %-*s  %s\n", width, n, summary)
 		}
 		return ExitOK
 	case 1:

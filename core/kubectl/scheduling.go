@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubetab/kubetab/core/lang"
 	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 )
 
@@ -113,7 +114,7 @@ are listed; the counts say what was left out.`,
 				if i > 0 {
 					fmt.Fprintln(s.out())
 				}
-				printAttempt(s.out(), d.Namespace+"/"+d.Name, a, last)
+				printAttempt(s.out(), d.Namespace+"/"+d.Name, a, last, lang.Of(s.ctx) == lang.Japanese)
 			}
 			return nil
 		},
@@ -125,24 +126,37 @@ are listed; the counts say what was left out.`,
 
 // printAttempt draws one attempt: a summary, the filter table (one row per
 // node, or per group of nodes with the same result) and the score table.
-func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt int) {
-	fmt.Fprintf(w, "Pod:       %s\n", pod)
-	fmt.Fprintf(w, "Attempt:   %d of %d, at %s\n", a.Attempt, lastAttempt, a.Time.UTC().Format("2006-01-02T15:04:05Z"))
+//
+// With ja, the prose is in Japanese (kubetab's own command speaks the page's
+// language); the tables' headings and cells, plugin names, codes and the
+// scheduler's reasons stay as the scheduler words them (a tabwriter aligns
+// characters, not the two columns a Japanese one takes).
+func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt int, ja bool) {
+	j := func(en, jp string) string {
+		if ja {
+			return jp
+		}
+		return en
+	}
+	fmt.Fprintf(w, j("Pod:       %s\n", "Pod:         %s\n"), pod)
+	fmt.Fprintf(w, j("Attempt:   %d of %d, at %s\n", "試行:        %d 回目（全 %d 回）、%s\n"), a.Attempt, lastAttempt, a.Time.UTC().Format("2006-01-02T15:04:05Z"))
 	switch a.Result {
 	case schedv1alpha1.ResultScheduled:
-		fmt.Fprintf(w, "Result:    Scheduled on %s\n", a.SelectedNode)
+		fmt.Fprintf(w, j("Result:    Scheduled on %s\n", "結果:        %s にスケジュールされました\n"), a.SelectedNode)
 	default:
-		fmt.Fprintf(w, "Result:    %s\n", a.Result)
+		fmt.Fprintf(w, j("Result:    %s\n", "結果:        %s\n"), a.Result)
 	}
 	if a.Message != "" {
-		fmt.Fprintf(w, "Message:   %s\n", a.Message)
+		fmt.Fprintf(w, j("Message:   %s\n", "メッセージ:  %s\n"), a.Message)
 	}
-	fmt.Fprintf(w, "Nodes:     %d in the cluster, %d evaluated, %d feasible\n", a.Nodes.All, a.Nodes.Evaluated, a.Nodes.Feasible)
+	fmt.Fprintf(w, j("Nodes:     %d in the cluster, %d evaluated, %d feasible\n", "ノード:      クラスターに %d、評価したもの %d、条件を満たすもの %d\n"), a.Nodes.All, a.Nodes.Evaluated, a.Nodes.Feasible)
 	if a.Nodes.Evaluated < a.Nodes.All && a.PreFilter == nil {
-		fmt.Fprintf(w, "           (percentageOfNodesToScore: the search stopped once enough nodes fit)\n")
+		fmt.Fprint(w, j("           (percentageOfNodesToScore: the search stopped once enough nodes fit)\n",
+			"             （percentageOfNodesToScore: 十分な数のノードが見つかった時点で探索を止めました）\n"))
 	}
 	if p := a.PreFilter; p != nil {
-		fmt.Fprintf(w, "PreFilter: %s rejected the pod before any node was looked at: %s: %s\n", p.Plugin, p.Code, strings.Join(p.Reasons, ", "))
+		fmt.Fprintf(w, j("PreFilter: %s rejected the pod before any node was looked at: %s: %s\n",
+			"PreFilter:   %s が、どのノードも見る前に Pod を拒否しました: %s: %s\n"), p.Plugin, p.Code, strings.Join(p.Reasons, ", "))
 	}
 
 	skippedF := map[string]bool{}
@@ -151,11 +165,12 @@ func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt 
 	}
 	if len(a.FilterPlugins) > 0 && a.PreFilter == nil {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Filters, in the order they run (a node stops at the first that says no):")
+		fmt.Fprintln(w, j("Filters, in the order they run (a node stops at the first that says no):",
+			"フィルターを実行順に示します（ノードは最初に「不可」と答えたフィルターで止まります）:"))
 		var list []string
 		for _, f := range a.FilterPlugins {
 			if skippedF[f] {
-				f += " (skipped: nothing to check for this pod)"
+				f += j(" (skipped: nothing to check for this pod)", "（スキップ: この Pod には確認することがありません）")
 			}
 			list = append(list, f)
 		}
@@ -192,7 +207,8 @@ func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt 
 
 	if hasScores(a) {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Scores: each cell is normalized (0-100) × weight, with (raw → normalized). Highest total wins.")
+		fmt.Fprintln(w, j("Scores: each cell is normalized (0-100) × weight, with (raw → normalized). Highest total wins.",
+			"スコア: 各欄は 正規化した値（0-100）× 重み で、（生の値 → 正規化した値）を添えています。合計が最も高いノードが選ばれます。"))
 		fmt.Fprintln(w)
 		var cols []schedv1alpha1.ScorePlugin
 		ran := map[string]bool{}
@@ -235,30 +251,30 @@ func printAttempt(w io.Writer, pod string, a schedv1alpha1.Attempt, lastAttempt 
 		}
 		tw.Flush()
 		if len(skipped) > 0 {
-			fmt.Fprintf(w, "Not scored (nothing to score for this pod): %s\n", strings.Join(skipped, ", "))
+			fmt.Fprintf(w, j("Not scored (nothing to score for this pod): %s\n", "スコアなし（この Pod には採点することがありません）: %s\n"), strings.Join(skipped, ", "))
 		}
 		if a.SelectedNode != "" {
-			fmt.Fprintf(w, "* selected\n")
+			fmt.Fprint(w, j("* selected\n", "* 選ばれたノード\n"))
 		}
 		if t := a.Tie; t != nil {
 			names := strings.Join(t.Nodes, ", ")
 			if more := t.Count - len(t.Nodes); more > 0 {
-				names += fmt.Sprintf(" and %d more", more)
+				names += fmt.Sprintf(j(" and %d more", " ほか %d"), more)
 			}
-			fmt.Fprintf(w, "Tie: %d nodes had the best total %d (%s); %s was picked %s\n", t.Count, t.Total, names, a.SelectedNode, t.Rule)
+			fmt.Fprintf(w, j("Tie: %d nodes had the best total %d (%s); %s was picked %s\n", "同点: %d 台のノードが最高の合計 %d でした（%s）。%s が選ばれました（%s）\n"), t.Count, t.Total, names, a.SelectedNode, t.Rule)
 		}
 	} else if a.Result == schedv1alpha1.ResultScheduled && len(a.Feasible) == 1 {
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "Only %s passed the filters: nothing to rank, so no node was scored.\n", a.Feasible[0].Name)
+		fmt.Fprintf(w, j("Only %s passed the filters: nothing to rank, so no node was scored.\n", "フィルターを通過したのは %s だけでした。順位を付ける必要がないため、スコアは計算していません。\n"), a.Feasible[0].Name)
 	}
 
 	if p := a.Preemption; p != nil {
 		fmt.Fprintln(w)
 		switch {
 		case p.NominatedNode != "":
-			fmt.Fprintf(w, "Preemption: nominated node %s; deleted %s to make room (the pod is retried once they are gone)\n", p.NominatedNode, strings.Join(p.Victims, ", "))
+			fmt.Fprintf(w, j("Preemption: nominated node %s; deleted %s to make room (the pod is retried once they are gone)\n", "プリエンプション: ノード %s を指名し、場所を空けるために %s を削除しました（それらがなくなったら Pod をもう一度試します）\n"), p.NominatedNode, strings.Join(p.Victims, ", "))
 		case p.Message != "":
-			fmt.Fprintf(w, "Preemption: %s\n", strings.TrimPrefix(p.Message, "preemption: "))
+			fmt.Fprintf(w, j("Preemption: %s\n", "プリエンプション: %s\n"), strings.TrimPrefix(p.Message, "preemption: "))
 		}
 	}
 }

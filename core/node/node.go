@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubetab/kubetab/core/cluster"
+	"github.com/kubetab/kubetab/core/lang"
 )
 
 // Nodes is what the command needs of the cluster (core/cluster.Cluster).
@@ -73,6 +74,27 @@ Examples:
 The upstream counterparts are minikube node add|delete|list and kwokctl scale node.
 To stop a node's kubelet for a while instead, use: ssh NODE systemctl stop kubelet`
 
+// usageJA is usage for a learner who reads Japanese.
+const usageJA = `クラスターのノード（kubelet が動くマシン）を追加、削除、一覧します。
+
+使い方:
+  node add NAME [--cpu=4] [--memory=8Gi] [--label KEY=VALUE ...] [--taint KEY=VALUE:EFFECT ...]
+  node remove NAME      （または node delete NAME）
+  node list
+
+例:
+  # 大きなノードが参加します: どこにも収まらず Pending だった Pod がスケジュールできるようになります
+  node add node-4 --cpu=8 --memory=16Gi
+
+  # あるチーム専用のノードです: Pod には dedicated=gpu:NoSchedule への toleration が必要です
+  node add gpu-1 --label accelerator=gpu --taint dedicated=gpu:NoSchedule
+
+  # マシンがなくなりました: その Pod は削除され、別のノードで作り直されます
+  node remove node-2
+
+本来のコマンドでは minikube node add|delete|list や kwokctl scale node にあたります。
+ノードの kubelet をしばらく止めるだけなら ssh NODE systemctl stop kubelet を使います。`
+
 // Run runs `node ARGS...`; args exclude the word "node". It returns 0 on
 // success and 1 on an error, printed as "error: ...".
 func Run(ctx context.Context, nodes Nodes, args []string, s IOStreams) int {
@@ -82,7 +104,7 @@ func Run(ctx context.Context, nodes Nodes, args []string, s IOStreams) int {
 		if len(args) == 0 {
 			w, code = s.ErrOut, 1
 		}
-		fmt.Fprintln(w, usage)
+		fmt.Fprintln(w, lang.Pick(ctx, usage, usageJA))
 		return code
 	}
 	var err error

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"k8s.io/utils/clock"
@@ -63,6 +64,10 @@ type Config struct {
 	// Files is the console's working directory (lessons put their files
 	// there); nil is a new, empty one. Reset empties it.
 	Files *console.Files
+	// Editor is the editor `kubectl edit` opens: the page's Editor tab
+	// (wasm/worker), $KUBE_EDITOR or $EDITOR natively (cmd/kubetab). Nil:
+	// kubectl edit says that no editor is available.
+	Editor kubectl.EditFunc
 	// WaitForCaches makes New and Reset return only once every component
 	// has listed what it watches (tests and the verifier); the page does
 	// not wait, so that its console answers while the caches fill.
@@ -202,6 +207,7 @@ func (s *Session) register() error {
 		Transport: kubectl.InProcessTransport(s.Handler()),
 		ReadFile:  s.cfg.Files.ReadFile,
 		ReadDir:   s.cfg.Files.ReadDir,
+		Editor:    s.cfg.Editor,
 	})
 	if err != nil {
 		return err
@@ -246,7 +252,83 @@ func (s *Session) register() error {
 		}
 		return console.ExitOK
 	})
+	for name, ja := range map[string]string{
+		"kubectl": "クラスターを操作します: get、create、apply、logs、exec など（本物の kubectl のコマンドです）",
+		"curl":    "クラスターのネットワーク（Service、クラスター DNS、Pod の IP）を通して HTTP リクエストを送ります",
+		"etcdctl": "API サーバーの裏にあるストアを読みます（get、watch、endpoint status）",
+		"trace":   "リクエストの経路をすべて表示します: kubectl、API サーバー、etcd、コントローラー、スケジューラー、kubelet",
+		"ssh":     "ノードの kubelet を止めたり動かしたりします（ssh node-2 systemctl stop kubelet）",
+		"node":    "クラスターのノードを追加、削除、一覧します（node add node-4 --cpu=8）",
+		"images":  "kubelet が pull できるイメージを一覧します（自分で追加したものも含みます）",
+	} {
+		sh.Translate(name, ja)
+	}
+	s.registerCompleters(cli)
 	return nil
+}
+
+// registerCompleters gives Tab its answers: kubectl's are cobra's
+// __complete over the live cluster (kubectl.CLI.Complete); the others
+// reuse them for node and object names.
+func (s *Session) registerCompleters(cli *kubectl.CLI) {
+	sh := s.shell
+	kube := func(ctx context.Context, args []string, toComplete string) console.Completion {
+		c := cli.Complete(ctx, args, toComplete)
+		return console.Completion{Candidates: c.Candidates, NoSpace: c.NoSpace, Files: c.Files, Exts: c.Exts}
+	}
+	sh.RegisterCompleter("kubectl", kube)
+	words := func(toComplete string, list ...string) console.Completion {
+		return console.Completion{Candidates: list}
+	}
+	sh.RegisterCompleter("ssh", func(ctx context.Context, args []string, toComplete string) console.Completion {
+		switch len(args) {
+		case 0:
+			return kube(ctx, []string{"cordon"}, toComplete) // the node names
+		case 1:
+			return words(toComplete, "systemctl")
+		case 2:
+			return words(toComplete, "start", "stop", "restart", "status", "is-active")
+		case 3:
+			return words(toComplete, "kubelet")
+		}
+		return console.Completion{}
+	})
+	sh.RegisterCompleter("node", func(ctx context.Context, args []string, toComplete string) console.Completion {
+		switch {
+		case len(args) == 0:
+			return words(toComplete, "add", "remove", "list")
+		case len(args) == 1 && (args[0] == "remove" || args[0] == "delete" || args[0] == "rm"):
+			return kube(ctx, []string{"cordon"}, toComplete)
+		case args[0] == "add" && strings.HasPrefix(toComplete, "-"):
+			return console.Completion{Candidates: []string{"--cpu=", "--memory=", "--label", "--taint"}, NoSpace: true}
+		}
+		return console.Completion{}
+	})
+	sh.RegisterCompleter("trace", func(ctx context.Context, args []string, toComplete string) console.Completion {
+		if strings.HasPrefix(toComplete, "-") {
+			return console.Completion{Candidates: []string{"--follow", "--kind=", "--tail="}}
+		}
+		if strings.Contains(toComplete, "/") {
+			return kube(ctx, []string{"get"}, toComplete)
+		}
+		// NAME: a deployment's, or any pod's, or a type.
+		c := kube(ctx, []string{"get", "deployments"}, toComplete)
+		c.Candidates = append(c.Candidates, kube(ctx, []string{"get", "pods"}, toComplete).Candidates...)
+		c.Files = false
+		return c
+	})
+	sh.RegisterCompleter("etcdctl", func(ctx context.Context, args []string, toComplete string) console.Completion {
+		if len(args) == 0 {
+			return words(toComplete, "get", "watch", "endpoint")
+		}
+		if len(args) == 1 && args[0] == "endpoint" {
+			return words(toComplete, "status")
+		}
+		return console.Completion{}
+	})
+	none := func(context.Context, []string, string) console.Completion { return console.Completion{} }
+	sh.RegisterCompleter("curl", none)
+	sh.RegisterCompleter("images", none)
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)

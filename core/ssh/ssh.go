@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kubetab/kubetab/core/lang"
 )
 
 // Nodes is what the command needs from the cluster (core/cluster.Cluster).
@@ -45,7 +47,8 @@ const (
 // Run runs `ssh NODE COMMAND [ARGS...]`; args exclude the word "ssh".
 func Run(ctx context.Context, nodes Nodes, args []string, s IOStreams) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(s.ErrOut, "usage: ssh NODE systemctl (start|stop|restart|status|is-active) kubelet")
+		fmt.Fprintln(s.ErrOut, lang.Pick(ctx, "usage: ssh NODE systemctl (start|stop|restart|status|is-active) kubelet",
+			"使い方: ssh NODE systemctl (start|stop|restart|status|is-active) kubelet（ノードの kubelet を止めたり動かしたりします）"))
 		return exitSSH
 	}
 	host := args[0]

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kubetab/kubetab/core/lang"
 )
 
 // IOStreams are the console command's streams.
@@ -41,6 +43,36 @@ Examples:
 Flags:
 `
 
+// usageJA and flagUsagesJA are the help for a learner who reads Japanese.
+const usageJA = `リクエストがクラスターの中をどう進むかを表示します: kubectl、API サーバー、
+etcd、コントローラー、スケジューラー、kubelet の間の経路（ホップ）をすべて示します。
+
+使い方:
+  trace [NAME | TYPE/NAME] [flags]
+
+例:
+  # 最新の 50 ホップ
+  trace
+
+  # Deployment web と、それが作ったもの（web-5d9c7b8f6、web-5d9c7b8f6-x2x7k ...）のすべてを、
+  # それを作成したリクエストから
+  trace web
+
+  # Pod だけを表示し、新しいホップを追いかけます（Ctrl-C で終わります）
+  trace pods -f
+
+  # リクエストと書き込みだけ。watch のイベントは表示しません
+  trace web --kind=request,response,write
+
+Flags:
+`
+
+const flagUsagesJA = `  -f, --follow         ホップが起きるたびに表示し続けます（Ctrl-C で終わります）
+  -h, --help           trace のヘルプです
+      --kind strings   これらの種類のホップだけ: request、response、write、watch、call、decision
+      --tail int       最初に表示する一致したホップの数です。-1 は保持しているすべて（NAME を指定したときは、指定しない限り作成からのすべて） (default 50)
+`
+
 // Run is the console's trace command. It reads rec, never changes anything,
 // and returns the exit code.
 func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
@@ -55,7 +87,11 @@ func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
 		return 1
 	}
 	if *help {
-		fmt.Fprint(s.Out, usage+fs.FlagUsages())
+		if lang.Of(ctx) == lang.Japanese {
+			fmt.Fprint(s.Out, usageJA+flagUsagesJA)
+		} else {
+			fmt.Fprint(s.Out, usage+fs.FlagUsages())
+		}
 		return 0
 	}
 	f, err := newFilter(fs.Args(), *kinds)

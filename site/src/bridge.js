@@ -17,7 +17,7 @@ export class Cluster {
     this.commands = new Map(); // id → {onOutput, resolve}
     this.calls = new Map(); // id → {resolve, reject}: listImages, addImage, the lesson calls
     this.checkWatch = null; // {id, onResults} of the current watchChecks
-    this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [] };
+    this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [], edit: [], editClosed: [], commandDone: [] };
     this.stderr = []; // the last lines Go wrote to stderr
     this.isReady = false;
     this.ready = new Promise((resolve, reject) => {
@@ -30,7 +30,11 @@ export class Cluster {
     this.worker.onerror = (e) => this.emit('failed', { type: 'failed', message: e.message || 'worker error' });
   }
 
-  /** Listen for worker events: progress, phase, ready, panic, exited, failed. */
+  /**
+   * Listen for worker events: progress, phase, ready, panic, exited, failed;
+   * edit and editClosed (kubectl edit in the console); commandDone (a
+   * console line ended: the files may have changed).
+   */
   on(event, fn) {
     this.listeners[event].push(fn);
   }
@@ -79,6 +83,7 @@ export class Cluster {
         const c = this.commands.get(msg.id);
         this.commands.delete(msg.id);
         if (c) c.resolve(msg.code);
+        this.emit('commandDone', msg);
         break;
       }
       case 'images':
@@ -91,10 +96,15 @@ export class Cluster {
         else c.resolve(msg.type === 'images' ? msg.images : msg.ref);
         break;
       }
+      case 'completion':
+      case 'files':
       case 'lesson':
       case 'lessonErrors':
       case 'lessonReset':
-      case 'filesPut': {
+      case 'filesPut':
+      case 'fileList':
+      case 'fileRead':
+      case 'fileRemoved': {
         const c = this.calls.get(msg.id);
         this.calls.delete(msg.id);
         if (c) c.resolve(msg);
@@ -210,11 +220,56 @@ export class Cluster {
     return this.call({ type: 'resetLesson', nodes: nodes || [], setup: setup || [] });
   }
 
+  /**
+   * Tab: complete the last word of before (the console's text up to the
+   * cursor). Resolves to {word, insert, candidates}.
+   */
+  tab(before) {
+    return this.call({ type: 'tab', before });
+  }
+
+  /** The page's language ('en' | 'ja'), for help and kubetab's own commands. */
+  setLang(lang) {
+    this.worker.postMessage({ type: 'setLang', lang });
+  }
+
+  /** The console's files with their text. Resolves to [{name, content}]. */
+  dumpFiles() {
+    return this.call({ type: 'dumpFiles' }).then((msg) => msg.files || []);
+  }
+
   /** Write files ([{name, content}]) into the console's files. Resolves to {error}. */
   putFiles(files) {
     return this.call({ type: 'putFiles', files });
   }
 
+  /** The console's files: resolves to [{name, size}], sorted by name. */
+  async listFiles() {
+    return (await this.call({ type: 'listFiles' })).files;
+  }
+  /** One console file's text; rejects with the console's error ("x: No such file or directory"). */
+  async readFile(name) {
+    const r = await this.call({ type: 'readFile', name });
+    if (r.error) throw new Error(r.error);
+    return r.content;
+  }
+  /** Write one console file; rejects with the console's error. */
+  async writeFile(name, content) {
+    const r = await this.putFiles([{ name, content }]);
+    if (r.error) throw new Error(r.error);
+  }
+  /** Delete one console file; rejects with the console's error. */
+  async removeFile(name) {
+    const r = await this.call({ type: 'removeFile', name });
+    if (r.error) throw new Error(r.error);
+  }
+  /**
+   * Answer kubectl edit's 'edit' event ({id, name, content}): saved with
+   * the new content, or cancelled (saved false).
+   */
+  editDone(id, saved, content) {
+    this.worker.postMessage({ type: 'editDone', id, saved, content: saved ? content : '' });
+  }
   /**
    * Evaluate groups of checks in the worker as the cluster changes;
    * onResults([{ok, results}]) gets each new result. Replaces the previous

@@ -7,7 +7,7 @@ import '@xterm/xterm/css/xterm.css';
 import './style.css';
 
 import { Cluster } from './bridge.js';
-import { Console } from './terminal.js';
+import { Console, keepFiles } from './terminal.js';
 import { wrap, formatBytes } from './text.js';
 import { ClusterView } from './clusterview.js';
 import { Informer } from './informer.js';
@@ -16,9 +16,15 @@ import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 import * as player from './lessons/player.js';
 import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
+import * as flowView from './views/flow/flow.js';
 import * as objectsView from './views/objects/objects.js';
 import * as eventsView from './views/events/events.js';
+import * as schedulerView from './views/scheduler/scheduler.js';
+import * as storeView from './views/store/store.js';
+import * as editorView from './views/editor/editor.js';
 import * as embedded from './embedded.js';
+import * as kiosk from './kiosk.js';
+import './kiosk.css';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -46,6 +52,7 @@ $('#lang').addEventListener('click', () => setLang(lang() === 'ja' ? 'en' : 'ja'
 // --- the control plane --------------------------------------------------------
 const cluster = new Cluster('worker.js');
 kubetab.cluster = cluster;
+onLang((code) => cluster.setLang(code)); // help and kubetab's own commands speak it
 
 const loader = $('#loader');
 const bar = $('#loader .bar > span');
@@ -125,8 +132,9 @@ const term = new Console($('#terminal'), (line, onOutput) => {
     record.code = code;
   });
   return handle;
-});
+}, (before) => cluster.tab(before));
 kubetab.console = term;
+keepFiles(cluster, term); // the console's files survive a reload
 kubetab.consoleText = () => {
   const buf = term.term.buffer.active;
   const lines = [];
@@ -143,7 +151,7 @@ function welcome() {
   for (const ex of ['kubectl get nodes', 'kubectl create deployment web --image=hello --replicas=3', 'kubectl get pods -w', 'trace web', 'help']) {
     term.write(`  \x1b[38;5;75m${ex}\x1b[0m\r\n`);
   }
-  term.write(`${dim(wrap(t('console.keys'), cols))}\r\n\r\n`);
+  term.write(`${dim(wrap(t('term.keys'), cols))}\r\n\r\n`);
   if (!cluster.isReady) term.write(`${dim(t('console.starting'))}\r\n`);
 }
 welcome();
@@ -165,9 +173,14 @@ const viewCtx = {
 kubetab.bus = viewCtx.bus; // tests dispatch 'select' as a view does
 kubetab.views = mountViews($('#views'), viewCtx, [
   { name: 'cluster', title: 'views.cluster' },
+  { name: 'flow', title: 'flow.title', mount: flowView.mount },
   { name: 'objects', title: 'objects.tab', mount: objectsView.mount },
   { name: 'events', title: 'events.tab', mount: eventsView.mount },
+  { name: 'scheduler', title: 'scheduler.title', mount: schedulerView.mount },
+  { name: 'store', title: 'store.title', mount: storeView.mount },
+  { name: 'editor', title: 'editor.tab', mount: editorView.mount },
 ]);
+editorView.listen(viewCtx); // kubectl edit opens the Editor tab
 resizable($('#views'), $('main'));
 
 const view = new ClusterView($('#cluster'), cache);
@@ -187,6 +200,9 @@ if (kubetab.embedded !== 'console') {
     commandsRun: () => kubetab.commands.length,
   });
 }
+
+// --- a classroom kiosk (kubetab serve --kiosk), if this is one ----------------------
+if (!kubetab.embedded) kubetab.kioskReady = kiosk.setup({ header: $('header.top'), kubetab });
 
 // --- the page that embeds this one, if any ------------------------------------------
 if (kubetab.embedded) embedded.listen({ term, cluster });

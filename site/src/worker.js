@@ -14,6 +14,12 @@
 //                                        kubectl describe, and the console shows
 //                                        none of it)
 //   {type: 'cancel', id}                 Ctrl-C for that line
+//   {type: 'tab', id, before}            Tab: complete the last word of before
+//                                        (the console's text up to the cursor)
+//   {type: 'setLang', lang}              'en' | 'ja': help and kubetab's own
+//                                        commands speak it from the next line on
+//   {type: 'dumpFiles', id}              the console's files with their text (to keep them
+//                                        across a reload; putFiles restores them)
 //   {type: 'listImages', id}             the image registry's catalog
 //   {type: 'addImage', id, name, tag, module: ArrayBuffer}
 //                                        a learner's own .wasm, as name:tag
@@ -31,6 +37,15 @@
 //                                        in the worker as the cluster changes;
 //                                        replaces the previous watch
 //   {type: 'unwatchChecks'}              stop evaluating
+// The editor's (site/src/views/editor/; wasm/worker/editor.go):
+//   {type: 'listFiles', id}              the console's files (its working directory)
+//   {type: 'readFile', id, name}         one file's text
+//   {type: 'removeFile', id, name}       delete one (as the console's rm)
+//                                        (writes are putFiles, above)
+//   {type: 'editDone', id, saved, content}
+//                                        the answer to an 'edit': saved with the
+//                                        new text, or cancelled (saved false:
+//                                        kubectl edit sees the file unchanged)
 // Messages to the page:
 //   {type: 'progress', loaded, total}    wasm download (total 0 when unknown)
 //   {type: 'phase', phase}               'compile' | 'start'
@@ -38,6 +53,11 @@
 //   {type: 'head', id, status, headers}  then {type: 'chunk', id, data}... then
 //   {type: 'end', id} or {type: 'error', id, message}
 //   {type: 'output', id, fd, data}       console bytes (fd 1 or 2), then {type: 'exit', id, code}
+//   {type: 'completion', id, word, insert, candidates}
+//                                        Tab's answer: replace word (the text
+//                                        before the cursor, as typed) by insert;
+//                                        candidates are what a second Tab lists
+//   {type: 'files', id, files: [{name, content}]}
 //   {type: 'images', id, images: [{ref, digest, size, about, builtin}]}
 //   {type: 'imageAdded', id, ref}        listed; pods can run it now
 //   {type: 'imageError', id, message}    refused (size, reference, not a WASI
@@ -53,6 +73,13 @@
 //                                        the watch's results, posted when they
 //                                        change (the store's revision moved,
 //                                        looked at every 250 ms, or every 3 s)
+//   {type: 'fileList', id, files: [{name, size}]}
+//   {type: 'fileRead', id, content, error}   error '' when read
+//   {type: 'fileRemoved', id, error}
+//   {type: 'edit', id, name, content}    kubectl edit in the console opens this
+//                                        file (kubectl-edit-*.yaml) in the editor
+//                                        and waits for its editDone
+//   {type: 'editClosed', id}             that kubectl edit ended (Ctrl-C)
 //   {type: 'panic', where, message, stack}   Go recovered a panic
 //   {type: 'log', text}                  Go wrote to stderr (kept for crash reports)
 //   {type: 'exited', code}               the Go program ended (it should not)
@@ -91,6 +118,7 @@ globalThis.kubetabHost = {
       fail(message) { if (!done) { done = true; ctrl.error(new Error(message)); } },
     };
   },
+  tab(id, json) { post({ type: 'completion', id, ...JSON.parse(json) }); },
   output(id, fd, u8) { bytesMessage({ type: 'output', id, fd }, u8); },
   exit(id, code) { post({ type: 'exit', id, code }); },
   imageAdded(id, ref) { post({ type: 'imageAdded', id, ref }); },
@@ -101,12 +129,19 @@ globalThis.kubetabHost = {
   lessonReset(id, json) { post({ type: 'lessonReset', id, ...JSON.parse(json) }); },
   filesPut(id, error) { post({ type: 'filesPut', id, error }); },
   checks(id, json) { post({ type: 'checks', id, groups: JSON.parse(json) }); },
+  fileList(id, json) { post({ type: 'fileList', id, files: JSON.parse(json) }); },
+  fileRead(id, content, error) { post({ type: 'fileRead', id, content, error }); },
+  fileRemoved(id, error) { post({ type: 'fileRemoved', id, error }); },
+  openEditor(id, name, content) { post({ type: 'edit', id, name, content }); },
+  closeEditor(id) { post({ type: 'editClosed', id }); },
 };
 
 // syumai/workers reads globalThis.context.binding when the Go program
 // initializes, and puts handleRequest there; wasm/worker adds runCommand,
 // cancelCommand, listImages, addImage, and the lesson player's parseLesson,
-// resetLesson, putFiles, watchChecks and unwatchChecks.
+// resetLesson, putFiles, watchChecks and unwatchChecks, and the editor's
+// listFiles, readFile, removeFile and editDone; the console's tabComplete,
+// setLang and dumpFiles.
 globalThis.context = { binding: {} };
 const binding = globalThis.context.binding;
 
@@ -220,6 +255,18 @@ self.onmessage = async ({ data: msg }) => {
       await ready;
       binding.cancelCommand(msg.id);
       break;
+    case 'tab':
+      await ready;
+      binding.tabComplete(msg.id, String(msg.before));
+      break;
+    case 'setLang':
+      await ready;
+      binding.setLang(String(msg.lang));
+      break;
+    case 'dumpFiles':
+      await ready;
+      post({ type: 'files', id: msg.id, files: JSON.parse(binding.dumpFiles() || '[]') });
+      break;
     case 'listImages':
       await ready;
       post({ type: 'images', id: msg.id, images: JSON.parse(binding.listImages() || '[]') });
@@ -247,6 +294,22 @@ self.onmessage = async ({ data: msg }) => {
     case 'unwatchChecks':
       await ready;
       binding.unwatchChecks();
+      break;
+    case 'listFiles':
+      await ready;
+      binding.listFiles(msg.id);
+      break;
+    case 'readFile':
+      await ready;
+      binding.readFile(msg.id, String(msg.name));
+      break;
+    case 'removeFile':
+      await ready;
+      binding.removeFile(msg.id, String(msg.name));
+      break;
+    case 'editDone':
+      await ready;
+      binding.editDone(msg.id, !!msg.saved, String(msg.content ?? ''));
       break;
     default:
       console.warn('kubetab worker: unknown message', msg);

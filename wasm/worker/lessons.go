@@ -249,6 +249,9 @@ func (d *lessonDoor) unwatchChecks(args []safejs.Value) any {
 // time they differ from the last posted.
 func (d *lessonDoor) runChecks(ctx context.Context, id int, groups [][]lesson.Check) {
 	run := func(ctx context.Context, line string, stdin io.Reader, stdout, stderr io.Writer) int {
+		// Checks match English output, whatever the page's language (the
+		// verifier runs them so).
+		ctx = console.WithLang(ctx, "en")
 		return d.sess.Run(ctx, line, console.Streams{In: stdin, Out: stdout, ErrOut: stderr})
 	}
 	var (

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -559,25 +560,36 @@ func TestTickerWhileBusy(t *testing.T) {
 	n := newNode(t, nil, nil)
 	id := n.run(t, cri.ContainerConfig{Name: "c", Image: "cpu"})
 	time.Sleep(50 * time.Millisecond) // the guest is in its loop
-	start := time.Now()
-	perSecond := ticks(seconds)
-	// The guest did run meanwhile.
-	s, _ := n.ContainerStats(id)
-	busy := float64(s.UsageCoreNanoSeconds) / float64(time.Since(start))
+	// Under js/wasm nothing but the guest's yields lets the ticker run: that
+	// is the acceptance check. Natively the Go scheduler preempts the guest
+	// anyway, and a missed tick measures a loaded machine (-race, other
+	// processes), so only a gross failure counts. A guest that does not
+	// yield misses nearly every tick in every attempt; a load spike on a
+	// shared machine spoils one attempt, so three are allowed.
+	want := 9
+	if runtime.GOOS != "js" {
+		want = 5
+	}
+	var perSecond []int
+	var busy float64
+	for attempt := 1; attempt <= 3; attempt++ {
+		s0, _ := n.ContainerStats(id)
+		start := time.Now()
+		perSecond = ticks(seconds)
+		// The guest did run meanwhile.
+		s, _ := n.ContainerStats(id)
+		busy = float64(s.UsageCoreNanoSeconds-s0.UsageCoreNanoSeconds) / float64(time.Since(start))
+		if slices.Min(perSecond) >= want {
+			break
+		}
+		t.Logf("attempt %d: ticks per second %v, guest busy %.0f%% of the time", attempt, perSecond, busy*100)
+	}
 	stopAt := time.Now()
 	if err := n.StopContainer(context.Background(), id, 0); err != nil {
 		t.Fatal(err)
 	}
 	killLatency := time.Since(stopAt)
-	t.Logf("ticks per second %v (want >= 9 each), guest busy %.0f%% of the time, stop took %v", perSecond, busy*100, killLatency)
-	// Under js/wasm nothing but the guest's yields lets the ticker run: that
-	// is the acceptance check. Natively the Go scheduler preempts the guest
-	// anyway, and a missed tick measures a loaded machine (-race, other
-	// processes), so only a gross failure counts.
-	want := 9
-	if runtime.GOOS != "js" {
-		want = 5
-	}
+	t.Logf("ticks per second %v (want >= %d each), guest busy %.0f%% of the time, stop took %v", perSecond, want, busy*100, killLatency)
 	for i, c := range perSecond {
 		if c < want {
 			t.Errorf("second %d: %d ticks, want at least %d", i, c, want)

@@ -1,0 +1,54 @@
+// node --test: the console's text rules (stderr colours, widths, Tab's list).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { stderrKind, measure, columns, searchBack, LineSplitter } from './termtext.js';
+
+test('stderrKind: errors are errors; "No resources found" is not', () => {
+  const cases = [
+    ['No resources found in default namespace.', 'plain'],
+    ['No resources found', 'plain'],
+    ["If you don't see a command prompt, try pressing enter.", 'plain'],
+    ['error: the server doesn\'t have a resource type "podz"', 'error'],
+    ['Error from server (NotFound): pods "x" not found', 'error'],
+    ['Error: unknown flag: --bogus', 'error'],
+    ['The Deployment "web" is invalid: spec.replicas: Invalid value: -1', 'error'],
+    ['cat: x.yaml: No such file or directory', 'error'],
+    ['kubetab: syntax error: unexpected end of file', 'error'],
+    ['frob: command not found', 'error'],
+    ['E1202 10:00:00.000000       1 reflector.go:1] failed', 'error'],
+    ['Warning: resource deployments/web is missing the kubectl.kubernetes.io/last-applied-configuration annotation', 'warning'],
+    ['I1202 10:00:00.000000       1 round_trippers.go:553] GET https://kubetab.local:6443/api 200 OK', 'info'],
+  ];
+  for (const [line, want] of cases) assert.equal(stderrKind(line), want, line);
+});
+
+test('measure counts columns, skipping escapes, CJK as two', () => {
+  assert.deepEqual(measure('abc'), { widest: 3, col: 3 });
+  assert.deepEqual(measure('ab\ncdef\n'), { widest: 4, col: 0 });
+  assert.deepEqual(measure('\x1b[38;5;210merror\x1b[0m'), { widest: 5, col: 5 });
+  assert.deepEqual(measure('日本', 2), { widest: 6, col: 6 });
+  assert.deepEqual(measure('a\tb'), { widest: 9, col: 9 });
+});
+
+test('columns lays choices out down the columns', () => {
+  assert.deepEqual(columns(['a', 'bb', 'c', 'd'], 12), ['a   c', 'bb  d']);
+  assert.deepEqual(columns(['web-1', 'web-2'], 80), ['web-1  web-2']);
+  assert.deepEqual(columns(['long-name'], 4), ['long-name']);
+  assert.deepEqual(columns([], 80), []);
+});
+
+test('searchBack finds the newest match before from', () => {
+  const h = ['kubectl get pods', 'trace web', 'kubectl get nodes'];
+  assert.equal(searchBack(h, 'get', 3), 2);
+  assert.equal(searchBack(h, 'get', 2), 0);
+  assert.equal(searchBack(h, 'nope', 3), -1);
+  assert.equal(searchBack(h, '', 3), 2);
+});
+
+test('LineSplitter keeps partial lines', () => {
+  const s = new LineSplitter();
+  assert.deepEqual(s.push('No res'), []);
+  assert.deepEqual(s.push('ources\nerror: x\npart'), ['No resources\n', 'error: x\n']);
+  assert.equal(s.rest(), 'part');
+  assert.equal(s.rest(), '');
+});
