@@ -220,6 +220,14 @@ func TestObjectsScale(t *testing.T) {
 	if sum != 100 {
 		t.Errorf("the group's edges to nodes count %d pods, want 100", sum)
 	}
+	if dir := os.Getenv("KUBETAB_SHOTS"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			waitJS(t, ctx, "the graph to stop moving", `!document.querySelector('[data-view=objects] .og-canvas[data-moving]')`, 20*time.Second)
+			if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err == nil {
+				os.WriteFile(filepath.Join(dir, "objects-100-pods.png"), png, 0o644)
+			}
+		}
+	}
 	// Clicking the group draws every pod.
 	click(t, ctx, `[data-view=objects] [data-group^="ReplicaSet/default/big-"]`)
 	waitJS(t, ctx, "100 pods drawn", `document.querySelectorAll('[data-view=objects] [data-object^="Pod/default/big-"]:not(.og-leave)').length === 100`, 30*time.Second)

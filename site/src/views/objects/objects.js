@@ -37,8 +37,8 @@ addStrings({
     'objects.col.1': 'ReplicaSets · EndpointSlices',
     'objects.col.2': 'Pods',
     'objects.col.3': 'Nodes',
-    'objects.colShort.0': 'deploy·svc',
-    'objects.colShort.1': 'rs·eps',
+    'objects.colShort.0': 'deploy · svc',
+    'objects.colShort.1': 'rs · eps',
     'objects.colShort.2': 'pods',
     'objects.colShort.3': 'nodes',
     'objects.readyShort': '{ready}/{desired}',
@@ -49,6 +49,7 @@ addStrings({
     'objects.rev': 'rev {n}',
     'objects.rsTitle': 'ReplicaSet {name}: revision {rev}, pod-template-hash {hash}; desired {desired}, current {current}, ready {ready}',
     'objects.nodePods': '{n} pods',
+    'objects.nodePod': '{n} pod',
     'objects.endpoints': '{ready}/{n} ready',
     'objects.group': '{n} Pods',
     'objects.groupTitle': '{n} pods of {owner} (drawn as one box when there are many); click to show each',
@@ -86,6 +87,7 @@ addStrings({
     'objects.rev': 'rev {n}',
     'objects.rsTitle': 'ReplicaSet {name}: リビジョン {rev}、pod-template-hash {hash}。desired {desired}、current {current}、ready {ready}',
     'objects.nodePods': 'Pod {n} 個',
+    'objects.nodePod': 'Pod {n} 個',
     'objects.endpoints': '{ready}/{n} Ready',
     'objects.group': 'Pod {n} 個',
     'objects.groupTitle': '{owner} の Pod {n} 個です（多いときは 1 つの箱にまとめて描きます）。クリックすると 1 つずつ表示します',
@@ -247,7 +249,7 @@ export function mount(root, ctx) {
     svg.setAttribute('height', box.height);
     svg.setAttribute('viewBox', `0 0 ${box.width} ${box.height}`);
     heads.style.width = `${box.width}px`;
-    heads.classList.toggle('og-narrow', box.colW[1] < 150);
+    heads.classList.toggle('og-narrow', box.colW[1] < 120);
     [...heads.children].forEach((h, i) => {
       h.style.left = `${box.colX[i]}px`;
       h.style.width = `${box.colW[i]}px`;
@@ -422,7 +424,7 @@ export function mount(root, ctx) {
         b.title = `Pod ${n.namespace}/${n.name}\n${n.status}${n.node ? ` · ${n.node}` : ''}`;
         break;
       case 'Pods': {
-        top.append(kind, el('span', 'og-name', t('objects.group', { n: n.count })));
+        top.append(el('span', 'og-name', t('objects.group', { n: n.count })));
         for (const c of ['ok', 'wait', 'bad']) {
           if (n.counts[c]) sub.append(el('span', `og-tally ${c}`, String(n.counts[c])));
         }
@@ -436,7 +438,7 @@ export function mount(root, ctx) {
         top.append(el('span', `og-dot ${n.cls}`), el('span', 'og-name', n.name));
         // Narrow: the status when it is not Ready, else the pod count.
         if (!narrow || n.status !== 'Ready') sub.append(el('span', 'og-status', n.status));
-        if (!narrow || n.status === 'Ready') sub.append(el('span', 'og-rev', t('objects.nodePods', { n: n.pods })));
+        if (!narrow || n.status === 'Ready') sub.append(el('span', 'og-rev', t(n.pods === 1 ? 'objects.nodePod' : 'objects.nodePods', { n: n.pods })));
         b.title = `Node ${n.name}\n${n.status}`;
         break;
       case 'Service':
