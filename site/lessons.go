@@ -92,6 +92,25 @@ func WithLessons(fsys fs.FS, files map[string][]byte) fs.FS {
 	return lessonOverlay{base: fsys, lessons: m}
 }
 
+// WithFile serves fsys with one more file at the site's root (kubetab serve
+// --kiosk adds kiosk.json).
+func WithFile(fsys fs.FS, name string, data []byte) fs.FS {
+	return fileOverlay{base: fsys, name: name, file: fstest.MapFS{name: {Data: data, Mode: 0o444}}}
+}
+
+type fileOverlay struct {
+	base fs.FS
+	name string
+	file fstest.MapFS
+}
+
+func (o fileOverlay) Open(name string) (fs.File, error) {
+	if name == o.name {
+		return o.file.Open(name)
+	}
+	return o.base.Open(name)
+}
+
 type lessonOverlay struct {
 	base    fs.FS
 	lessons fstest.MapFS

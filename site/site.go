@@ -214,7 +214,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Content-Security-Policy", csp)
 	hdr.Set("Referrer-Policy", referrerPolicy)
 	hdr.Set("Cross-Origin-Opener-Policy", "same-origin")
-	hdr.Set("Cross-Origin-Resource-Policy", "same-origin")
+	if name == "embed.js" {
+		// Loaded by other sites' pages (embed.js turns their code blocks
+		// into Run buttons for an embedded kubetab).
+		hdr.Set("Cross-Origin-Resource-Policy", "cross-origin")
+	} else {
+		hdr.Set("Cross-Origin-Resource-Policy", "same-origin")
+	}
 	hdr.Set("ETag", f.etag)
 	body := f.data
 	if compressible(name) {

@@ -47,7 +47,7 @@ func run() error {
 	eventloop.SetTurn(turner.Turn)
 
 	catalog := images.New() // the registry the kubelets pull from; the page adds to it
-	sess, err := session.New(context.Background(), session.Config{Images: catalog, WaitForCaches: true})
+	sess, err := session.New(context.Background(), session.Config{Images: catalog, WaitForCaches: true, Editor: worker.Edit})
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ command's.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			sess, err := session.New(ctx, session.Config{Images: images.New(), WaitForCaches: true})
+			sess, err := session.New(ctx, session.Config{Images: images.New(), WaitForCaches: true, Editor: nativeEditor(os.Getenv)})
 			if err != nil {
 				return err
 			}

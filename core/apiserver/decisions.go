@@ -45,6 +45,19 @@ var decisionsGroupResource = schema.GroupResource{Group: schedv1alpha1.GroupName
 // reaches it with `kubectl get --raw` or kubetab's `kubectl scheduling
 // explain POD`.
 func (s *Server) schedulingDecisions(w http.ResponseWriter, r *http.Request) {
+	queues := "/apis/" + schedv1alpha1.SchemeGroupVersion.String() + "/" + schedv1alpha1.QueueResource
+	if rest, ok := strings.CutPrefix(r.URL.Path, queues); ok && (rest == "" || rest[0] == '/') {
+		segs := strings.Split(strings.Trim(rest, "/"), "/")
+		if segs[0] == "" {
+			segs = nil
+		}
+		if s.cfg.Queue == nil || len(segs) > 1 {
+			writeError(w, r, notFoundPath(r.URL.Path))
+			return
+		}
+		s.serveFlow(w, r, schedulingQueuesResource, segs) // schedqueue.go
+		return
+	}
 	prefix := "/apis/" + schedv1alpha1.SchemeGroupVersion.String() + "/namespaces/"
 	rest, ok := strings.CutPrefix(r.URL.Path, prefix)
 	segs := strings.Split(rest, "/")

@@ -78,6 +78,17 @@ type flowResource struct {
 	// served says whether the cluster has what the resource shows (nil:
 	// always).
 	served func(s *Server) bool
+	// gv is the resource's group and version; zero means
+	// flow.kubetab.dev/v1alpha1 (scheduling.kubetab.dev's schedulingqueues
+	// is served by the same list and watch, schedqueue.go).
+	gv schema.GroupVersion
+}
+
+func (fr *flowResource) groupVersion() schema.GroupVersion {
+	if fr.gv.Empty() {
+		return flowGV
+	}
+	return fr.gv
 }
 
 func (s *Server) flowResources() []*flowResource {
@@ -170,13 +181,19 @@ func (s *Server) flowAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, notFoundPath(r.URL.Path))
 		return
 	}
-	gr := schema.GroupResource{Group: flowGV.Group, Resource: fr.resource}
+	s.serveFlow(w, r, fr, segs[3:])
+}
+
+// serveFlow serves a request for fr; rest is the path after the
+// resource: empty, [name] or [name, subresource].
+func (s *Server) serveFlow(w http.ResponseWriter, r *http.Request, fr *flowResource, rest []string) {
+	gr := schema.GroupResource{Group: fr.groupVersion().Group, Resource: fr.resource}
 	name, sub := "", ""
-	if len(segs) > 3 {
-		name = segs[3]
+	if len(rest) > 0 {
+		name = rest[0]
 	}
-	if len(segs) > 4 {
-		sub = segs[4]
+	if len(rest) > 1 {
+		sub = rest[1]
 		if !hasString(fr.subresources, sub) {
 			writeError(w, r, notFoundPath(r.URL.Path))
 			return
@@ -350,7 +367,7 @@ func (s *Server) flowList(w http.ResponseWriter, r *http.Request, fr *flowResour
 			}
 			raw = append(raw, b)
 		}
-		list := map[string]any{"kind": fr.listKind, "apiVersion": flowGV.String(), "metadata": lm, "items": raw}
+		list := map[string]any{"kind": fr.listKind, "apiVersion": fr.groupVersion().String(), "metadata": lm, "items": raw}
 		if fr == storeKeysResource {
 			list["compactRevision"] = s.reg.KV().CompactedRevision()
 		}
@@ -360,7 +377,7 @@ func (s *Server) flowList(w http.ResponseWriter, r *http.Request, fr *flowResour
 }
 
 func (s *Server) flowGet(w http.ResponseWriter, r *http.Request, fr *flowResource, out output, name string) error {
-	gr := schema.GroupResource{Group: flowGV.Group, Resource: fr.resource}
+	gr := schema.GroupResource{Group: fr.groupVersion().Group, Resource: fr.resource}
 	var o flowObject
 	found := false
 	if fr.get != nil {
@@ -511,7 +528,7 @@ func (s *Server) flowWatch(w http.ResponseWriter, r *http.Request, fr *flowResou
 		case <-deadline.C:
 			return nil
 		case <-tick:
-			bm := map[string]any{"kind": fr.kind, "apiVersion": flowGV.String(), "metadata": metav1.ObjectMeta{ResourceVersion: strconv.FormatInt(rv, 10)}}
+			bm := map[string]any{"kind": fr.kind, "apiVersion": fr.groupVersion().String(), "metadata": metav1.ObjectMeta{ResourceVersion: strconv.FormatInt(rv, 10)}}
 			if !send(watch.Bookmark, bm) {
 				return nil
 			}

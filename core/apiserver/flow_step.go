@@ -31,7 +31,8 @@ import (
 //	    release them all, step mode off (the clock runs again)
 //
 // The resourceVersion of both resources counts the gate's changes (a write
-// held, a write released), so a watch resumes where it left off.
+// held, a write released, step mode on or off), so a watch resumes where it
+// left off; a watch of stepmodes gets a MODIFIED for each of them.
 
 var (
 	stepModesGR     = schema.GroupResource{Group: flowGV.Group, Resource: "stepmodes"}
@@ -94,6 +95,9 @@ var pendingWritesResource = &flowResource{
 	},
 	watch: func(ctx context.Context, s *Server, rv int64) (<-chan flowEvent, error) {
 		return gateWatch(ctx, s.reg.StepGate(), rv, func(_ *step.Gate, c step.Change) flowEvent {
+			if c.Toggled {
+				return flowEvent{} // step mode on or off: no write held or released
+			}
 			typ := watch.Added
 			if !c.Held {
 				typ = watch.Deleted
@@ -129,6 +133,9 @@ func gateWatch(ctx context.Context, g *step.Gate, rv int64, event func(*step.Gat
 			}
 			for _, c := range changes {
 				ev := event(g, c)
+				if ev.obj.obj == nil {
+					continue // nothing to tell this watch
+				}
 				ev.rv = int64(c.Seq)
 				select {
 				case ch <- ev:

@@ -316,3 +316,59 @@ func TestFlowWithRealKubectl(t *testing.T) {
 		}
 	}
 }
+
+// TestStepModeWatchSeesOnAndOff: turning step mode on or off is a change a
+// watch of stepmodes is told (a page's informer shows the switch from it),
+// and a watch of pendingwrites is not (no write was held or released).
+func TestStepModeWatchSeesOnAndOff(t *testing.T) {
+	srv, reg := newFlowServer(t, 0)
+	code, out, _ := do(t, "GET", srv.URL+flowBase+"stepmodes", "", "")
+	if code != 200 {
+		t.Fatalf("list stepmodes: %d %s", code, out)
+	}
+	var l struct {
+		Metadata metav1.ListMeta `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(out), &l); err != nil {
+		t.Fatal(err)
+	}
+	modes, _, stopModes := watchLines(t, srv.URL+flowBase+"stepmodes?watch=1&resourceVersion="+l.Metadata.ResourceVersion)
+	defer stopModes()
+	writes, _, stopWrites := watchLines(t, srv.URL+flowBase+"pendingwrites?watch=1&resourceVersion="+l.Metadata.ResourceVersion)
+	defer stopWrites()
+
+	enabled := func(obj map[string]any) any { return obj["spec"].(map[string]any)["enabled"] }
+	// From resourceVersion 0 a watch first sends what is there now.
+	if typ, obj := modes(); typ != "ADDED" || enabled(obj) != false {
+		t.Fatalf("first event %s %v, want ADDED of the StepMode, off", typ, obj)
+	}
+	for i, tc := range []struct {
+		method, path, ctype, body string
+		want                      bool
+	}{
+		{"PATCH", "stepmodes/cluster", "application/merge-patch+json", `{"spec":{"enabled":true}}`, true},
+		{"POST", "stepmodes/cluster/continue", "", "", false},
+		{"PUT", "stepmodes/cluster", "application/json", `{"spec":{"enabled":true}}`, true},
+		{"PATCH", "stepmodes/cluster", "application/merge-patch+json", `{"spec":{"enabled":false}}`, false},
+	} {
+		if code, out, _ := do(t, tc.method, srv.URL+flowBase+tc.path, tc.ctype, tc.body); code != 200 {
+			t.Fatalf("%s %s: %d %s", tc.method, tc.path, code, out)
+		}
+		typ, obj := modes()
+		if typ != "MODIFIED" || enabled(obj) != tc.want {
+			t.Fatalf("change %d (%s %s): watch event %s %v, want MODIFIED enabled=%v", i, tc.method, tc.path, typ, obj, tc.want)
+		}
+		if rv := obj["metadata"].(map[string]any)["resourceVersion"]; rv != strconv.Itoa(i+1) {
+			t.Errorf("change %d: resourceVersion %v, want %d", i, rv, i+1)
+		}
+	}
+	// The pendingwrites watch got nothing for the toggles: its first event
+	// is a held write.
+	do(t, "PATCH", srv.URL+flowBase+"stepmodes/cluster", "application/merge-patch+json", `{"spec":{"enabled":true}}`)
+	go reg.StepGate().Hold(context.Background(), step.Write{Component: "kube-scheduler", Verb: "create", Resource: "pods/binding", Namespace: "default", Name: "p"})
+	typ, obj := writes()
+	if spec, _ := obj["spec"].(map[string]any); typ != "ADDED" || spec["component"] != "kube-scheduler" {
+		t.Fatalf("pendingwrites watch: %s %v, want ADDED of the held write first", typ, obj)
+	}
+	reg.StepGate().Continue()
+}

@@ -83,6 +83,8 @@ type Config struct {
 	PodNetwork PodNetwork
 	// Decisions serves the scheduler's decision records (decisions.go); nil answers 503.
 	Decisions DecisionProvider
+	// Queue serves the scheduler's queue (schedqueue.go); nil: not served.
+	Queue QueueProvider
 	// Clock is used for ages in tables; nil means the real clock.
 	Clock clock.PassiveClock
 	// MaxRequestBodyBytes bounds request bodies (413 above); zero means 3 MiB,

@@ -299,6 +299,7 @@ func New(cfg Config) (*Cluster, error) {
 		PortForward:     apiserver.PortForwardProviderFunc(c.podPortForward),
 		PodNetwork:      apiserver.PodNetworkFunc(c.podHTTPHandler),
 		Decisions:       apiserver.DecisionProviderFunc(c.schedulingDecision),
+		Queue:           schedulingQueue{c},
 		ExternalAddress: cfg.ExternalAddress,
 	})
 	if err != nil {
@@ -720,6 +721,32 @@ func (c *Cluster) schedulingDecision(namespace, name string) (*schedv1alpha1.Sch
 		return nil, false
 	}
 	return s.SchedulingDecision(namespace, name)
+}
+
+// schedulingQueue asks the scheduler for its queue (the API server's
+// schedulingqueues resource).
+type schedulingQueue struct{ c *Cluster }
+
+func (q schedulingQueue) scheduler() *scheduler.Scheduler {
+	q.c.mu.RLock()
+	defer q.c.mu.RUnlock()
+	return q.c.sched
+}
+
+func (q schedulingQueue) SchedulingQueue() (*schedv1alpha1.SchedulingQueue, uint64) {
+	s := q.scheduler()
+	if s == nil {
+		return nil, 0
+	}
+	return s.SchedulingQueue()
+}
+
+func (q schedulingQueue) QueueChanged(seq uint64) <-chan struct{} {
+	s := q.scheduler()
+	if s == nil {
+		return nil // never: no scheduler, no changes
+	}
+	return s.QueueChanged(seq)
 }
 
 // podLogs routes a log request to the kubelet of the pod's node, as

@@ -118,6 +118,18 @@ func (f *fakeCluster) step() {
 			<-tick.C
 		}
 	}
+	// Let the cluster settle first: a second of cluster time per millisecond
+	// of real time outruns the informers on a loaded machine (a pod created
+	// 300 ms ago and not yet seen would outlive the 5-minute expectations,
+	// and a controller would create it twice). Wait until the store has not
+	// changed for a few milliseconds, at most 200 ms.
+	for settle := time.Now().Add(200 * time.Millisecond); time.Now().Before(settle); {
+		rev := f.Store.Revision()
+		time.Sleep(3 * time.Millisecond)
+		if f.Store.Revision() == rev {
+			break
+		}
+	}
 	if f.beforeStep != nil {
 		f.beforeStep()
 	}
@@ -168,6 +180,13 @@ func (f *fakeCluster) pods(namespace string, sel labels.Selector) []*corev1.Pod 
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	return pods
+}
+
+// waitEvent waits for an event: the recorder writes events asynchronously,
+// after the write that caused them.
+func (f *fakeCluster) waitEvent(namespace, reason, message string) {
+	f.t.Helper()
+	f.until(fmt.Sprintf("a %s event %q", reason, message), func() (bool, string) { return f.hasEvent(namespace, reason, message) })
 }
 
 func (f *fakeCluster) hasEvent(namespace, reason, message string) (bool, string) {
@@ -642,9 +661,7 @@ func TestNodeFailureEvictsAndReschedules(t *testing.T) {
 		return notReady == len(victimPods) && r == 3-len(victimPods) && nr == len(victimPods),
 			fmt.Sprintf("%d/%d NotReady; endpoints %d ready, %d not ready", notReady, len(victimPods), r, nr)
 	})
-	if ok, msg := f.hasEvent("default", "NodeNotReady", "Node "+victim+" status is now: NodeNotReady"); !ok {
-		t.Error(msg)
-	}
+	f.waitEvent("default", "NodeNotReady", "Node "+victim+" status is now: NodeNotReady")
 	f.until("evicted", func() (bool, string) {
 		evicted := 0
 		for _, p := range f.pods("default", sel) {
@@ -662,9 +679,7 @@ func TestNodeFailureEvictsAndReschedules(t *testing.T) {
 		}
 	}
 	for name := range victimPods {
-		if ok, msg := f.hasEvent("default", "TaintManagerEviction", "Marking for deletion Pod default/"+name); !ok {
-			t.Error(msg)
-		}
+		f.waitEvent("default", "TaintManagerEviction", "Marking for deletion Pod default/"+name)
 	}
 	f.until("replaced on the other nodes", func() (bool, string) {
 		var running []string
@@ -803,13 +818,9 @@ func TestJobsCompleteAndFail(t *testing.T) {
 		if out := f.logs(p); !strings.Contains(out, "hello: done after 1 ticks, exit code 0") {
 			t.Errorf("logs of %s: %q", p.Name, out)
 		}
-		if ok, msg := f.hasEvent("default", "SuccessfulCreate", "Created pod: "+p.Name); !ok {
-			t.Error(msg)
-		}
+		f.waitEvent("default", "SuccessfulCreate", "Created pod: "+p.Name)
 	}
-	if ok, msg := f.hasEvent("default", "Completed", "Job completed"); !ok {
-		t.Error(msg)
-	}
+	f.waitEvent("default", "Completed", "Job completed")
 
 	for _, tc := range []struct {
 		name   string
@@ -839,9 +850,7 @@ func TestJobsCompleteAndFail(t *testing.T) {
 			}
 		}
 	}
-	if ok, msg := f.hasEvent("default", "BackoffLimitExceeded", "Job has reached the specified backoff limit"); !ok {
-		t.Error(msg)
-	}
+	f.waitEvent("default", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
 }
 
 // --- namespaces ---

@@ -39,6 +39,7 @@ var patchScheme = func() *runtime.Scheme {
 func (s *session) newApplyCommand() *cobra.Command {
 	var files []string
 	var o applyOptions
+	var dryRunFlag string
 	cmd := &cobra.Command{
 		Use:                   "apply (-f FILENAME)",
 		DisableFlagsInUseLine: true,
@@ -51,7 +52,7 @@ func (s *session) newApplyCommand() *cobra.Command {
 
   # Apply the YAML passed into stdin
   cat web.yaml | kubectl apply -f -`,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if len(files) == 0 {
 				return usageErrorf(cmd, "must specify one of -f and -k")
 			}
@@ -63,6 +64,12 @@ func (s *session) newApplyCommand() *cobra.Command {
 			}
 			if err := s.parseValidate(); err != nil {
 				return err
+			}
+			if s.applyDryRun, err = parseDryRun(dryRunFlag); err != nil {
+				return err
+			}
+			if o.serverSide && s.applyDryRun == "client" {
+				return errors.New("--dry-run=client doesn't work with --server-side (did you mean --dry-run=server instead?)")
 			}
 			// Server-side apply's manager is "kubectl" unless one is given
 			// (upstream GetServerSideFieldManager).
@@ -76,6 +83,8 @@ func (s *session) newApplyCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&o.serverSide, "server-side", false, "If true, apply runs in the server instead of the client.")
 	cmd.Flags().BoolVar(&o.forceConflicts, "force-conflicts", false, "If true, server-side apply will force the changes against conflicts.")
 	cmd.Flags().StringVar(&o.fieldManager, "field-manager", csaManager, "Name of the manager used to track field ownership.")
+	cmd.Flags().StringVar(&dryRunFlag, "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 	s.addRecursiveFlag(cmd)
 	s.addValidateFlag(cmd)
 	return cmd
@@ -112,7 +121,7 @@ func (s *session) runApply(files []string, o applyOptions) error {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(s.out(), "%s/%s %s\n", m.res.kindName(), m.name, op)
+		fmt.Fprintf(s.out(), "%s/%s %s%s\n", m.res.kindName(), m.name, op, s.applyDryRun.suffix())
 	}
 	if len(errs) > 0 {
 		return errs
@@ -149,6 +158,9 @@ func (s *session) applyOne(m manifest, fieldManager string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if s.applyDryRun == "client" {
+			return "created", nil
+		}
 		_, err = s.client.do(s.ctx, request{method: http.MethodPost, path: m.res.path(m.namespace, "", ""), query: s.writeQuery(fieldManager), body: body, contentType: "application/json"})
 		if err != nil {
 			return "", sourceErr("creating", m.source, err)
@@ -179,6 +191,9 @@ func (s *session) applyOne(m manifest, fieldManager string) (string, error) {
 		}
 		if string(patch) == "{}" {
 			return "unchanged", nil
+		}
+		if s.applyDryRun == "client" {
+			return "configured", nil
 		}
 		_, err = s.client.do(s.ctx, request{method: http.MethodPatch, path: m.res.path(m.namespace, m.name, ""), query: s.writeQuery(fieldManager), body: patch, contentType: string(patchType)})
 		if err == nil {
@@ -360,6 +375,9 @@ func (s *session) writeQuery(fieldManager string) url.Values {
 	}
 	if s.fieldValidation != "" {
 		q.Set("fieldValidation", s.fieldValidation)
+	}
+	if s.applyDryRun == "server" {
+		q.Set("dryRun", "All")
 	}
 	return q
 }

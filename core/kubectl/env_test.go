@@ -49,6 +49,8 @@ type env struct {
 	clock *clocktesting.FakeClock
 	cli   *CLI
 	files map[string]string // what ReadFile serves
+	// editor is kubectl edit's editor (edit_cmd_test.go); nil has none.
+	editor EditFunc
 
 	mu      sync.Mutex
 	logs    map[string]string        // container logs by "pod/container"
@@ -117,6 +119,13 @@ func newEnv(t *testing.T) *env {
 		// when kubectl reads them.
 		ReadFile: func(name string) ([]byte, error) { return e.workdir().ReadFile(name) },
 		ReadDir:  func(name string) ([]fs.DirEntry, error) { return e.workdir().ReadDir(name) },
+		// kubectl edit's editor is e.editor, when a test sets one.
+		Editor: func(ctx context.Context, name string, content []byte) ([]byte, error) {
+			if e.editor == nil {
+				return nil, ErrNoEditor
+			}
+			return e.editor(ctx, name, content)
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

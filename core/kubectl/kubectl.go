@@ -50,6 +50,9 @@ type Config struct {
 	// or .yml, and with -R its subdirectories too. Nil means os.ReadDir.
 	// The console passes its working directory's (console.Files).
 	ReadDir func(name string) ([]fs.DirEntry, error)
+	// Editor is what `kubectl edit` opens its file in (edit.go). Nil: edit
+	// says that no editor is available (ErrNoEditor).
+	Editor EditFunc
 	// Clock is used for the ages `kubectl describe` computes itself (get's
 	// ages come from the server). Nil means the real clock.
 	Clock clock.PassiveClock
@@ -172,7 +175,10 @@ type session struct {
 	// validate is --validate of create -f and apply; fieldValidation is
 	// what it asks the server for (Strict, Warn, Ignore).
 	validate, fieldValidation string
-	resources                 []apiResource // discovery cache, filled by discover
+	// applyDryRun is apply's --dry-run: "server" adds dryRun=All to its
+	// writes (writeQuery), "client" sends none.
+	applyDryRun dryRun
+	resources   []apiResource // discovery cache, filled by discover
 	// recursive is -R: -f DIR reads the directory's subdirectories too.
 	recursive bool
 	// requestTimeout is --request-timeout; verbosity is -v (klog.go).
@@ -242,6 +248,7 @@ func (s *session) rootCommand() *cobra.Command {
 	add("cluster", s.newClusterInfoCommand(), s.newTopCommand(), s.newCordonCommand(true), s.newCordonCommand(false), s.newDrainCommand(), s.newTaintCommand())
 	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newExecCommand(), s.newPortForwardCommand(), s.newEventsCommand(), s.newSchedulingCommand())
 	add("advanced", s.newDiffCommand(), s.newApplyCommand(), s.newPatchCommand(), s.newWaitCommand())
+	add("basic", s.newEditCommand())
 	add("settings", s.newLabelCommand(), s.newAnnotateCommand())
 	add("other", s.newAPIResourcesCommand(), s.newAPIVersionsCommand(), s.newVersionCommand())
 	root.SetHelpCommandGroupID("other")

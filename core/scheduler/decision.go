@@ -415,6 +415,20 @@ func (l *decisionLog) get(key types.NamespacedName) []Decision {
 	return out
 }
 
+// last returns the pod's latest attempt (a copy).
+func (l *decisionLog) last(key types.NamespacedName) (Decision, bool) {
+	if l == nil {
+		return Decision{}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	list := l.byPod[key]
+	if len(list) == 0 {
+		return Decision{}, false
+	}
+	return *list[len(list)-1], true
+}
+
 func (l *decisionLog) forget(pod *v1.Pod) {
 	if l == nil {
 		return

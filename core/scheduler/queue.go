@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sort"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 
+	"github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
 	"github.com/kubetab/kubetab/core/scheduler/framework"
 )
 
@@ -76,6 +78,13 @@ type SchedulingQueue struct {
 	backoffTimerAt   time.Time
 	closed           bool
 	wake             chan struct{} // capacity 1: "activeQ has something"
+	// inFlight are the pods popped and not back yet: in a scheduling or
+	// binding cycle (upstream's inFlightPods).
+	inFlight map[string]*framework.QueuedPodInfo
+	// changes counts every change of where a pod is; changed is closed and
+	// replaced at each (Changed), so a watcher of the queue wakes up.
+	changes uint64
+	changed chan struct{}
 
 	// nominator holds the nominated pods (its own lock, taken after mu).
 	*nominator
@@ -119,6 +128,8 @@ func NewSchedulingQueue(cfg QueueConfig) *SchedulingQueue {
 		activeQ:        newPodHeap(cfg.Less),
 		unschedulable:  map[string]*framework.QueuedPodInfo{},
 		wake:           make(chan struct{}, 1),
+		inFlight:       map[string]*framework.QueuedPodInfo{},
+		changed:        make(chan struct{}),
 		nominator:      newNominator(),
 	}
 	q.nominator.podLister = cfg.PodLister
@@ -180,7 +191,9 @@ func (q *SchedulingQueue) newQueuedPodInfo(pod *v1.Pod) *framework.QueuedPodInfo
 func (q *SchedulingQueue) Add(pod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer q.changedLocked()
 	key := podKey(pod)
+	delete(q.inFlight, key)
 	p := q.newQueuedPodInfo(pod)
 	q.nominator.add(p.PodInfo, "", false)
 	if old, ok := q.unschedulable[key]; ok {
@@ -220,6 +233,8 @@ func (q *SchedulingQueue) Pop(ctx context.Context) (*framework.QueuedPodInfo, bo
 			if q.activeQ.Len() > 0 {
 				q.signal()
 			}
+			q.inFlight[podKey(p.Pod)] = p
+			q.changedLocked()
 			q.mu.Unlock()
 			return p, true
 		}
@@ -250,6 +265,8 @@ func (q *SchedulingQueue) AddUnschedulableIfNotPresent(p *framework.QueuedPodInf
 	if _, ok := q.unschedulable[key]; ok || q.activeQ.Has(key) || q.backoffQ.Has(key) {
 		return fmt.Errorf("pod %v is already present in the scheduling queue", key)
 	}
+	delete(q.inFlight, key)
+	defer q.changedLocked()
 	p.Timestamp = q.clock.Now()
 	if q.moveRequestCycle >= podSchedulingCycle || len(p.UnschedulablePlugins)+len(p.PendingPlugins) == 0 {
 		q.backoffQ.AddOrUpdate(p)
@@ -267,6 +284,7 @@ func (q *SchedulingQueue) AddUnschedulableIfNotPresent(p *framework.QueuedPodInf
 func (q *SchedulingQueue) Update(oldPod, newPod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	defer q.changedLocked()
 	key := podKey(newPod)
 	if oldPod != nil {
 		defer func() {
@@ -299,6 +317,7 @@ func (q *SchedulingQueue) Update(oldPod, newPod *v1.Pod) {
 		}
 		return
 	}
+	delete(q.inFlight, key)
 	q.activeQ.AddOrUpdate(q.newQueuedPodInfo(newPod))
 	q.signal()
 }
@@ -332,7 +351,9 @@ func (q *SchedulingQueue) Delete(pod *v1.Pod) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.nominator.delete(pod)
+	defer q.changedLocked()
 	key := podKey(pod)
+	delete(q.inFlight, key)
 	q.activeQ.Delete(key)
 	if q.backoffQ.Delete(key) {
 		q.armBackoffTimerLocked()
@@ -387,6 +408,7 @@ func (q *SchedulingQueue) moveLocked(event framework.ClusterEvent, which func(*f
 	if moved {
 		q.signal()
 	}
+	q.changedLocked()
 }
 
 // isEventOfInterest reports whether any plugin registered the event.
@@ -464,6 +486,7 @@ func (q *SchedulingQueue) armBackoffTimerLocked() {
 	}
 	if moved {
 		q.signal()
+		q.changedLocked()
 	}
 	p := q.backoffQ.Peek()
 	if p == nil {
@@ -519,4 +542,77 @@ func (q *SchedulingQueue) PendingPods() ([]*v1.Pod, string) {
 		out = append(out, p.Pod)
 	}
 	return out, fmt.Sprintf("activeQ:%d; backoffQ:%d; unschedulablePods:%d", q.activeQ.Len(), q.backoffQ.Len(), len(q.unschedulable))
+}
+
+// changedLocked counts a change and wakes whoever waits in Changed.
+func (q *SchedulingQueue) changedLocked() {
+	q.changes++
+	close(q.changed)
+	q.changed = make(chan struct{})
+}
+
+// Changed returns the number of changes so far and a channel that is
+// closed at the next one: what a watch of the queue waits on.
+func (q *SchedulingQueue) Changed() (uint64, <-chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.changes, q.changed
+}
+
+// Where a pod is (QueuedPod.Queue): upstream's names, as the API serves them.
+const (
+	ActiveQ           = v1alpha1.QueueActive
+	BackoffQ          = v1alpha1.QueueBackoff
+	UnschedulablePods = v1alpha1.QueueUnschedulable
+	InFlightPods      = v1alpha1.QueueInFlight
+)
+
+// QueuedPod is one pod of a Snapshot.
+type QueuedPod struct {
+	*framework.QueuedPodInfo
+	// Queue is ActiveQ, BackoffQ, UnschedulablePods or InFlightPods.
+	Queue string
+	// BackoffExpiration is when the pod's back-off ends (zero before its
+	// first failed attempt).
+	BackoffExpiration time.Time
+}
+
+// Snapshot lists every pod the queue holds or is scheduling, and the
+// change count it was taken at: activeQ in the order Pop takes them,
+// backoffQ by the end of the back-off, unschedulablePods and inFlightPods
+// by the time they entered. The QueuedPodInfos are copies.
+func (q *SchedulingQueue) Snapshot() ([]QueuedPod, uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]QueuedPod, 0, q.activeQ.Len()+q.backoffQ.Len()+len(q.unschedulable)+len(q.inFlight))
+	add := func(queue string, list []*framework.QueuedPodInfo, less func(a, b *framework.QueuedPodInfo) bool) {
+		sort.SliceStable(list, func(i, j int) bool { return less(list[i], list[j]) })
+		for _, p := range list {
+			c := *p
+			qp := QueuedPod{QueuedPodInfo: &c, Queue: queue}
+			if p.Attempts > 0 {
+				qp.BackoffExpiration = q.backoffTime(p)
+			}
+			out = append(out, qp)
+		}
+	}
+	byTime := func(a, b *framework.QueuedPodInfo) bool {
+		if !a.Timestamp.Equal(b.Timestamp) {
+			return a.Timestamp.Before(b.Timestamp)
+		}
+		return podKey(a.Pod) < podKey(b.Pod)
+	}
+	add(InFlightPods, mapValues(q.inFlight), byTime)
+	add(ActiveQ, q.activeQ.List(), q.activeQ.less)
+	add(BackoffQ, q.backoffQ.List(), q.backoffQ.less)
+	add(UnschedulablePods, mapValues(q.unschedulable), byTime)
+	return out, q.changes
+}
+
+func mapValues(m map[string]*framework.QueuedPodInfo) []*framework.QueuedPodInfo {
+	out := make([]*framework.QueuedPodInfo, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	return out
 }

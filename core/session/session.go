@@ -64,6 +64,10 @@ type Config struct {
 	// Files is the console's working directory (lessons put their files
 	// there); nil is a new, empty one. Reset empties it.
 	Files *console.Files
+	// Editor is the editor `kubectl edit` opens: the page's Editor tab
+	// (wasm/worker), $KUBE_EDITOR or $EDITOR natively (cmd/kubetab). Nil:
+	// kubectl edit says that no editor is available.
+	Editor kubectl.EditFunc
 	// WaitForCaches makes New and Reset return only once every component
 	// has listed what it watches (tests and the verifier); the page does
 	// not wait, so that its console answers while the caches fill.
@@ -203,6 +207,7 @@ func (s *Session) register() error {
 		Transport: kubectl.InProcessTransport(s.Handler()),
 		ReadFile:  s.cfg.Files.ReadFile,
 		ReadDir:   s.cfg.Files.ReadDir,
+		Editor:    s.cfg.Editor,
 	})
 	if err != nil {
 		return err

@@ -56,11 +56,14 @@ type Pending struct {
 }
 
 // Change is one change of the set of held writes: Held or not (released,
-// or its caller gave up).
+// or its caller gave up); or, with Toggled, step mode turned on or off
+// (Enabled; Pending is empty), so that a watch of the StepMode sees it.
 type Change struct {
 	Seq     uint64 // from 1
 	Held    bool
 	Pending Pending
+	Toggled bool
+	Enabled bool
 }
 
 // Errors of Step.
@@ -142,6 +145,7 @@ func (g *Gate) SetEnabled(on bool) {
 	if g.clock != nil {
 		g.clock.Pause()
 	}
+	g.toggledLocked()
 }
 
 // Hold is called by the API server before it performs w. While step mode is
@@ -190,8 +194,18 @@ func (g *Gate) removeLocked(h *held) {
 }
 
 func (g *Gate) changedLocked(isHeld bool, p Pending) {
+	g.logLocked(Change{Held: isHeld, Pending: p})
+}
+
+// toggledLocked records that step mode turned on or off.
+func (g *Gate) toggledLocked() {
+	g.logLocked(Change{Toggled: true, Enabled: g.enabled})
+}
+
+func (g *Gate) logLocked(c Change) {
 	g.seq++
-	g.log = append(g.log, Change{Seq: g.seq, Held: isHeld, Pending: p})
+	c.Seq = g.seq
+	g.log = append(g.log, c)
 	if len(g.log) > changeLogSize {
 		g.log = append(g.log[:0], g.log[len(g.log)-changeLogSize:]...)
 	}
@@ -256,6 +270,7 @@ func (g *Gate) Continue() int {
 		if g.clock != nil {
 			g.clock.Resume()
 		}
+		g.toggledLocked()
 	}
 	return n
 }

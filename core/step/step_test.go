@@ -154,14 +154,18 @@ func TestGate(t *testing.T) {
 	changes, next, lost := g.Changes(0)
 	var got []string
 	for _, c := range changes {
+		if c.Toggled {
+			got = append(got, map[bool]string{true: "on", false: "off"}[c.Enabled])
+			continue
+		}
 		s := "-"
 		if c.Held {
 			s = "+"
 		}
 		got = append(got, s+c.Pending.Write.Name)
 	}
-	want := "[+a +b +gives-up -a -gives-up -b]"
-	if fmtList(got) != want || next != 6 || lost {
+	want := "[on +a +b +gives-up -a -gives-up -b off]"
+	if fmtList(got) != want || next != 8 || lost {
 		t.Fatalf("changes %v next %d lost %v, want %s", got, next, lost, want)
 	}
 }

@@ -69,7 +69,7 @@ func main() {
 }
 
 // static are copied as they are.
-var static = []string{"index.html", "favicon.svg", "sw.js", "manifest.webmanifest"}
+var static = []string{"index.html", "favicon.svg", "sw.js", "manifest.webmanifest", "embed-example.html"}
 
 func build(src, out string, minify bool) error {
 	if err := emptyDir(out); err != nil {
@@ -79,11 +79,27 @@ func build(src, out string, minify bool) error {
 	// kubetab serve caches for a year: index.html, the only file naming them,
 	// is rewritten below. worker.js keeps its name (the page starts it by
 	// name; it is small and revalidates).
-	mainNames, err := bundle(src, out, "main.js", "[name]-[hash]", minify)
+	// The Editor's CodeMirror 6 (views/editor/cm.js, about 115 kB brotli)
+	// is its own file, loaded by a <script> when the Editor tab first opens
+	// (a global, kubetabCM), so that the page's first paint does not wait
+	// for it; main.js learns its hashed name as KUBETAB_CM_URL.
+	cmNames, err := bundle(src, out, "views/editor/cm.js", "editor-[name]-[hash]", minify, "kubetabCM", nil)
 	if err != nil {
 		return err
 	}
-	if _, err := bundle(src, out, "worker.js", "[name]", minify); err != nil {
+	cmURL, err := json.Marshal(cmNames["cm.js"])
+	if err != nil {
+		return err
+	}
+	mainNames, err := bundle(src, out, "main.js", "[name]-[hash]", minify, "", map[string]string{"KUBETAB_CM_URL": string(cmURL)})
+	if err != nil {
+		return err
+	}
+	if _, err := bundle(src, out, "worker.js", "[name]", minify, "", nil); err != nil {
+		return err
+	}
+	// embed.js is loaded by other sites' pages, by its name.
+	if _, err := bundle(src, out, "embed.js", "[name]", minify, "", nil); err != nil {
 		return err
 	}
 	for _, name := range static {
@@ -97,8 +113,13 @@ func build(src, out string, minify bool) error {
 // bundle builds one entry point of src into out and returns the names it
 // wrote for each kind of output ("main.js" -> "main-2LQ4GZ7K.js", "main.css"
 // -> "main-XXXXXXXX.css"), by their unhashed names.
-func bundle(src, out, entry, entryNames string, minify bool) (map[string]string, error) {
+//
+// globalName, when set, is the global the IIFE's exports go to; define
+// replaces identifiers with JSON values.
+func bundle(src, out, entry, entryNames string, minify bool, globalName string, define map[string]string) (map[string]string, error) {
 	result := api.Build(api.BuildOptions{
+		GlobalName:        globalName,
+		Define:            define,
 		EntryPoints:       []string{filepath.Join(src, entry)},
 		EntryNames:        entryNames,
 		Metafile:          true,
@@ -128,7 +149,7 @@ func bundle(src, out, entry, entryNames string, minify bool) (map[string]string,
 		return nil, fmt.Errorf("esbuild metafile: %w", err)
 	}
 	names := map[string]string{}
-	base := strings.TrimSuffix(entry, ".js")
+	base := strings.TrimSuffix(filepath.Base(entry), ".js")
 	for outPath := range meta.Outputs {
 		name := filepath.Base(outPath)
 		ext := filepath.Ext(name)

@@ -17,7 +17,7 @@ export class Cluster {
     this.commands = new Map(); // id → {onOutput, resolve}
     this.calls = new Map(); // id → {resolve, reject}: listImages, addImage, the lesson calls
     this.checkWatch = null; // {id, onResults} of the current watchChecks
-    this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [] };
+    this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [], edit: [], editClosed: [], commandDone: [] };
     this.stderr = []; // the last lines Go wrote to stderr
     this.isReady = false;
     this.ready = new Promise((resolve, reject) => {
@@ -30,7 +30,11 @@ export class Cluster {
     this.worker.onerror = (e) => this.emit('failed', { type: 'failed', message: e.message || 'worker error' });
   }
 
-  /** Listen for worker events: progress, phase, ready, panic, exited, failed. */
+  /**
+   * Listen for worker events: progress, phase, ready, panic, exited, failed;
+   * edit and editClosed (kubectl edit in the console); commandDone (a
+   * console line ended: the files may have changed).
+   */
   on(event, fn) {
     this.listeners[event].push(fn);
   }
@@ -79,6 +83,7 @@ export class Cluster {
         const c = this.commands.get(msg.id);
         this.commands.delete(msg.id);
         if (c) c.resolve(msg.code);
+        this.emit('commandDone', msg);
         break;
       }
       case 'images':
@@ -96,7 +101,10 @@ export class Cluster {
       case 'lesson':
       case 'lessonErrors':
       case 'lessonReset':
-      case 'filesPut': {
+      case 'filesPut':
+      case 'fileList':
+      case 'fileRead':
+      case 'fileRemoved': {
         const c = this.calls.get(msg.id);
         this.calls.delete(msg.id);
         if (c) c.resolve(msg);
@@ -225,9 +233,9 @@ export class Cluster {
     this.worker.postMessage({ type: 'setLang', lang });
   }
 
-  /** The console's files. Resolves to [{name, content}]. */
-  listFiles() {
-    return this.call({ type: 'listFiles' }).then((msg) => msg.files || []);
+  /** Every console file with its content. Resolves to [{name, content}]. */
+  dumpFiles() {
+    return this.call({ type: 'dumpFiles' }).then((msg) => msg.files || []);
   }
 
   /** Write files ([{name, content}]) into the console's files. Resolves to {error}. */
@@ -235,6 +243,33 @@ export class Cluster {
     return this.call({ type: 'putFiles', files });
   }
 
+  /** The console's files: resolves to [{name, size}], sorted by name. */
+  async listFiles() {
+    return (await this.call({ type: 'listFiles' })).files;
+  }
+  /** One console file's text; rejects with the console's error ("x: No such file or directory"). */
+  async readFile(name) {
+    const r = await this.call({ type: 'readFile', name });
+    if (r.error) throw new Error(r.error);
+    return r.content;
+  }
+  /** Write one console file; rejects with the console's error. */
+  async writeFile(name, content) {
+    const r = await this.putFiles([{ name, content }]);
+    if (r.error) throw new Error(r.error);
+  }
+  /** Delete one console file; rejects with the console's error. */
+  async removeFile(name) {
+    const r = await this.call({ type: 'removeFile', name });
+    if (r.error) throw new Error(r.error);
+  }
+  /**
+   * Answer kubectl edit's 'edit' event ({id, name, content}): saved with
+   * the new content, or cancelled (saved false).
+   */
+  editDone(id, saved, content) {
+    this.worker.postMessage({ type: 'editDone', id, saved, content: saved ? content : '' });
+  }
   /**
    * Evaluate groups of checks in the worker as the cluster changes;
    * onResults([{ok, results}]) gets each new result. Replaces the previous
@@ -249,6 +284,23 @@ export class Cluster {
       this.checkWatch = null;
       this.worker.postMessage({ type: 'unwatchChecks' });
     };
+  }
+
+  /**
+   * Run one console line for a view, not for the learner: its output comes
+   * back here and the console shows none of it (the objects view's
+   * kubectl describe). Resolves to {code, stdout, stderr}. The line runs in
+   * the same shell as the console's (so it sets $? as a lesson's checks do).
+   */
+  async capture(line, stdin) {
+    const out = { 1: [], 2: [] };
+    const { done } = this.run(line, (bytes, fd) => { (out[fd] || out[1]).push(bytes.slice()); }, stdin);
+    const code = await done;
+    const text = (chunks) => {
+      const d = new TextDecoder();
+      return chunks.map((c) => d.decode(c, { stream: true })).join('') + d.decode();
+    };
+    return { code, stdout: text(out[1]), stderr: text(out[2]) };
   }
 
   /**

@@ -256,6 +256,9 @@ const listeners = new Set();
 let current = pickLanguage();
 
 function pickLanguage() {
+  // ?lang=ja (an embedding page's choice) wins, and is not remembered.
+  const asked = typeof location !== 'undefined' && new URLSearchParams(location.search).get('lang');
+  if (asked && strings[asked]) return asked;
   try {
     const saved = localStorage.getItem('kubetab.lang');
     if (saved && strings[saved]) return saved;

@@ -16,6 +16,15 @@ import { t, lang, setLang, onLang, translateDocument } from './i18n.js';
 import * as player from './lessons/player.js';
 import { Cache } from './cache.js';
 import { mountViews, resizable } from './views/views.js';
+import * as flowView from './views/flow/flow.js';
+import * as objectsView from './views/objects/objects.js';
+import * as eventsView from './views/events/events.js';
+import * as schedulerView from './views/scheduler/scheduler.js';
+import * as storeView from './views/store/store.js';
+import * as editorView from './views/editor/editor.js';
+import * as embedded from './embedded.js';
+import * as kiosk from './kiosk.js';
+import './kiosk.css';
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -27,6 +36,11 @@ const kubetab = {
   Informer, // the page's list+watch, for benchmarks that watch as the page does
 };
 window.kubetab = kubetab;
+
+// Embedded in another page (embed.js, embedded.js): a bare console, or a
+// lesson and the console; no saved state.
+kubetab.embedded = embedded.embedMode();
+if (kubetab.embedded) document.documentElement.dataset.embed = document.body.dataset.embed = kubetab.embedded;
 
 // --- language ---------------------------------------------------------------
 onLang((code) => {
@@ -157,9 +171,17 @@ const viewCtx = {
   bus: new EventTarget(),
   run: (line) => term.typeAndRun(line),
 };
+kubetab.bus = viewCtx.bus; // tests dispatch 'select' as a view does
 kubetab.views = mountViews($('#views'), viewCtx, [
   { name: 'cluster', title: 'views.cluster' },
+  { name: 'flow', title: 'flow.title', mount: flowView.mount },
+  { name: 'objects', title: 'objects.tab', mount: objectsView.mount },
+  { name: 'events', title: 'events.tab', mount: eventsView.mount },
+  { name: 'scheduler', title: 'scheduler.title', mount: schedulerView.mount },
+  { name: 'store', title: 'store.title', mount: storeView.mount },
+  { name: 'editor', title: 'editor.tab', mount: editorView.mount },
 ]);
+editorView.listen(viewCtx); // kubectl edit opens the Editor tab
 resizable($('#views'), $('main'));
 
 const view = new ClusterView($('#cluster'), cache);
@@ -172,8 +194,16 @@ kubetab.images = images;
 cluster.ready.then(() => images.refresh(), () => {});
 
 // --- the lesson player, beside the console ----------------------------------------
-kubetab.lessons = player.mount($('#lesson'), {
-  cluster,
-  term,
-  commandsRun: () => kubetab.commands.length,
-});
+if (kubetab.embedded !== 'console') {
+  kubetab.lessons = player.mount($('#lesson'), {
+    cluster,
+    term,
+    commandsRun: () => kubetab.commands.length,
+  });
+}
+
+// --- a classroom kiosk (kubetab serve --kiosk), if this is one ----------------------
+if (!kubetab.embedded) kubetab.kioskReady = kiosk.setup({ header: $('header.top'), kubetab });
+
+// --- the page that embeds this one, if any ------------------------------------------
+if (kubetab.embedded) embedded.listen({ term, cluster });

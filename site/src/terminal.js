@@ -89,7 +89,7 @@ export function keepFiles(cluster, console) {
   let last = '';
   console.onIdle.push(async () => {
     let files;
-    try { files = await cluster.listFiles(); } catch { return; }
+    try { files = await cluster.dumpFiles(); } catch { return; }
     const keep = [];
     let size = 2;
     for (const f of files) {

@@ -8,14 +8,19 @@
 // Messages from the page:
 //   {type: 'request', id, method, url, headers: [[k, v]...], body: ArrayBuffer|null}
 //   {type: 'abort', id}                  the page no longer reads that response
-//   {type: 'run', id, line, stdin?}      a console line
+//   {type: 'run', id, line, stdin?}      a console line (also a view's own line:
+//                                        bridge.js capture() keeps its output for
+//                                        the view, e.g. the objects view's
+//                                        kubectl describe, and the console shows
+//                                        none of it)
 //   {type: 'cancel', id}                 Ctrl-C for that line
 //   {type: 'tab', id, before}            Tab: complete the last word of before
 //                                        (the console's text up to the cursor)
 //   {type: 'setLang', lang}              'en' | 'ja': help and kubetab's own
 //                                        commands speak it from the next line on
-//   {type: 'listFiles', id}              the console's files (to keep them
-//                                        across a reload; putFiles restores them)
+//   {type: 'dumpFiles', id}              every console file with its content (the
+//                                        page keeps them across a reload;
+//                                        putFiles restores them)
 //   {type: 'listImages', id}             the image registry's catalog
 //   {type: 'addImage', id, name, tag, module: ArrayBuffer}
 //                                        a learner's own .wasm, as name:tag
@@ -33,6 +38,15 @@
 //                                        in the worker as the cluster changes;
 //                                        replaces the previous watch
 //   {type: 'unwatchChecks'}              stop evaluating
+// The editor's (site/src/views/editor/; wasm/worker/editor.go):
+//   {type: 'listFiles', id}              the console's files (its working directory)
+//   {type: 'readFile', id, name}         one file's text
+//   {type: 'removeFile', id, name}       delete one (as the console's rm)
+//                                        (writes are putFiles, above)
+//   {type: 'editDone', id, saved, content}
+//                                        the answer to an 'edit': saved with the
+//                                        new text, or cancelled (saved false:
+//                                        kubectl edit sees the file unchanged)
 // Messages to the page:
 //   {type: 'progress', loaded, total}    wasm download (total 0 when unknown)
 //   {type: 'phase', phase}               'compile' | 'start'
@@ -60,6 +74,13 @@
 //                                        the watch's results, posted when they
 //                                        change (the store's revision moved,
 //                                        looked at every 250 ms, or every 3 s)
+//   {type: 'fileList', id, files: [{name, size}]}
+//   {type: 'fileRead', id, content, error}   error '' when read
+//   {type: 'fileRemoved', id, error}
+//   {type: 'edit', id, name, content}    kubectl edit in the console opens this
+//                                        file (kubectl-edit-*.yaml) in the editor
+//                                        and waits for its editDone
+//   {type: 'editClosed', id}             that kubectl edit ended (Ctrl-C)
 //   {type: 'panic', where, message, stack}   Go recovered a panic
 //   {type: 'log', text}                  Go wrote to stderr (kept for crash reports)
 //   {type: 'exited', code}               the Go program ended (it should not)
@@ -109,12 +130,19 @@ globalThis.kubetabHost = {
   lessonReset(id, json) { post({ type: 'lessonReset', id, ...JSON.parse(json) }); },
   filesPut(id, error) { post({ type: 'filesPut', id, error }); },
   checks(id, json) { post({ type: 'checks', id, groups: JSON.parse(json) }); },
+  fileList(id, json) { post({ type: 'fileList', id, files: JSON.parse(json) }); },
+  fileRead(id, content, error) { post({ type: 'fileRead', id, content, error }); },
+  fileRemoved(id, error) { post({ type: 'fileRemoved', id, error }); },
+  openEditor(id, name, content) { post({ type: 'edit', id, name, content }); },
+  closeEditor(id) { post({ type: 'editClosed', id }); },
 };
 
 // syumai/workers reads globalThis.context.binding when the Go program
 // initializes, and puts handleRequest there; wasm/worker adds runCommand,
-// cancelCommand, tabComplete, setLang, listFiles, listImages, addImage, and the lesson player's parseLesson,
-// resetLesson, putFiles, watchChecks and unwatchChecks.
+// cancelCommand, tabComplete, setLang, dumpFiles, listImages, addImage, and
+// the lesson player's parseLesson, resetLesson, putFiles, watchChecks and
+// unwatchChecks, and the editor's listFiles, readFile, removeFile and
+// editDone.
 globalThis.context = { binding: {} };
 const binding = globalThis.context.binding;
 
@@ -236,9 +264,9 @@ self.onmessage = async ({ data: msg }) => {
       await ready;
       binding.setLang(String(msg.lang));
       break;
-    case 'listFiles':
+    case 'dumpFiles':
       await ready;
-      post({ type: 'files', id: msg.id, files: JSON.parse(binding.listFiles() || '[]') });
+      post({ type: 'files', id: msg.id, files: JSON.parse(binding.dumpFiles() || '[]') });
       break;
     case 'listImages':
       await ready;
@@ -267,6 +295,22 @@ self.onmessage = async ({ data: msg }) => {
     case 'unwatchChecks':
       await ready;
       binding.unwatchChecks();
+      break;
+    case 'listFiles':
+      await ready;
+      binding.listFiles(msg.id);
+      break;
+    case 'readFile':
+      await ready;
+      binding.readFile(msg.id, String(msg.name));
+      break;
+    case 'removeFile':
+      await ready;
+      binding.removeFile(msg.id, String(msg.name));
+      break;
+    case 'editDone':
+      await ready;
+      binding.editDone(msg.id, !!msg.saved, String(msg.content ?? ''));
       break;
     default:
       console.warn('kubetab worker: unknown message', msg);

@@ -488,6 +488,7 @@ func TestSameOrigin(t *testing.T) {
 // refuses (and records) everything else.
 type recordingProxy struct {
 	origin string
+	also   []string // more origins a test serves itself (an embedding page)
 
 	mu      sync.Mutex // guards seen and foreign
 	seen    map[string]bool
@@ -504,9 +505,15 @@ func (p *recordingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.seen = map[string]bool{}
 	}
 	ours := r.Method != http.MethodConnect && host == p.origin
-	if ours {
+	target := p.origin
+	for _, o := range p.also {
+		if r.Method != http.MethodConnect && host == o {
+			ours, target = true, o
+		}
+	}
+	if ours && target == p.origin {
 		p.seen[r.URL.Path] = true
-	} else {
+	} else if !ours {
 		p.foreign = append(p.foreign, r.Method+" "+host+r.URL.RequestURI())
 	}
 	p.mu.Unlock()
@@ -516,7 +523,7 @@ func (p *recordingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
-	out.URL.Scheme, out.URL.Host = "http", p.origin
+	out.URL.Scheme, out.URL.Host = "http", target
 	res, err := http.DefaultTransport.RoundTrip(out)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)

@@ -76,14 +76,17 @@ func startClusterWith(t *testing.T, history int, contentType string) *testCluste
 	return &testCluster{c: c, cs: cs}
 }
 
-// parkedPod is a pod bound to a node that does not exist, so that no
-// scheduler or kubelet ever writes to it: every change to it is the test's.
+// parkedPod is a pod that no component touches: it names a scheduler that
+// does not run, so kube-scheduler leaves it Pending (no status write), and
+// it is bound to no node, so no kubelet runs it and PodGC does not collect it
+// as an orphan (a pod on a missing node goes after 40 s, which a slow run of
+// a churn test outlives).
 func parkedPod(name string, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Spec: corev1.PodSpec{
-			NodeName:   "nowhere",
-			Containers: []corev1.Container{{Name: "app", Image: "hello"}},
+			SchedulerName: "parked",
+			Containers:    []corev1.Container{{Name: "app", Image: "hello"}},
 		},
 	}
 }

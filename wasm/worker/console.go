@@ -23,7 +23,7 @@ import (
 //	context.binding.setLang(code)
 //	    the page's language ("en" or "ja"): help and kubetab's own commands
 //	    speak it from the next line on.
-//	context.binding.listFiles() → json [{name, content}]
+//	context.binding.dumpFiles() → json [{name, content}]
 //	    the console's files, for the page to keep across a reload (it puts
 //	    them back with putFiles).
 type consoleDoor struct {
@@ -71,7 +71,7 @@ func (d *consoleDoor) setLang(args []safejs.Value) any {
 	return nil
 }
 
-func (d *consoleDoor) listFiles(args []safejs.Value) any {
+func (d *consoleDoor) dumpFiles(args []safejs.Value) any {
 	var out []fileJSON
 	for _, name := range d.files.List() {
 		data, err := d.files.ReadFile(name)

@@ -21,7 +21,7 @@
 //	    registered here (images.go); the image registry the kubelets pull
 //	    from, listed for the page, and a learner's own .wasm added to it
 //	    (answered by kubetabHost.imageAdded or kubetabHost.imageError).
-//	context.binding.tabComplete(id, before), setLang(code), listFiles()
+//	context.binding.tabComplete(id, before), setLang(code), dumpFiles()
 //	    registered here (console.go); Tab, the page's language, and the
 //	    console's files for the page to keep across a reload.
 //	context.binding.parseLesson, resetLesson, putFiles, watchChecks,
@@ -29,6 +29,11 @@
 //	    registered here (lessons.go); the lesson player's: a picked lesson
 //	    file parsed, a fresh cluster for a lesson, a step's files, and the
 //	    live checks, evaluated here through the session's shell.
+//	context.binding.listFiles, readFile, removeFile, editDone
+//	    registered here (editor.go); the Editor tab's: the console's files,
+//	    and kubectl edit's editor (Edit, session.Config's Editor), which
+//	    opens the file in the page (kubetabHost.openEditor) and waits for
+//	    editDone.
 //
 // Every JS callback and every goroutine started for JS recovers panics and
 // reports them to the page (kubetabHost.panic).
@@ -87,9 +92,14 @@ func Serve(sess *session.Session, catalog Images) error {
 	fns := map[string]safejs.Func{
 		"runCommand": run, "cancelCommand": cancel, "listImages": listImages, "addImage": addImage,
 	}
+	editors.mu.Lock()
+	editors.h = h
+	editors.mu.Unlock()
+	fd := &filesDoor{h: h, files: sess.Files()}
 	cd := &consoleDoor{h: h, shell: shell, files: sess.Files()}
 	for name, fn := range map[string]func([]safejs.Value) any{
-		"tabComplete": cd.tab, "setLang": cd.setLang, "listFiles": cd.listFiles,
+		"listFiles": fd.list, "readFile": fd.read, "removeFile": fd.remove, "editDone": editors.done,
+		"tabComplete": cd.tab, "setLang": cd.setLang, "dumpFiles": cd.dumpFiles,
 	} {
 		if fns[name], err = h.callback(name, fn); err != nil {
 			return err

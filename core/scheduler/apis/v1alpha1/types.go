@@ -218,3 +218,78 @@ type Preemption struct {
 	// Message is the preemption part of the FailedScheduling message.
 	Message string `json:"message,omitempty"`
 }
+
+// The scheduling queue, as the API server serves it:
+//
+//	GET /apis/scheduling.kubetab.dev/v1alpha1/schedulingqueues           (list, watch)
+//	GET /apis/scheduling.kubetab.dev/v1alpha1/schedulingqueues/default-scheduler
+//
+// Upstream keeps the queue in kube-scheduler's memory and shows it only as
+// the scheduler_pending_pods metric (one count per queue) and in the dump
+// it writes to its log on SIGUSR2. Here it is one read-only object per
+// scheduler: the pods waiting for a node, where each waits and why.
+const (
+	QueueResource = "schedulingqueues"
+	QueueKind     = "SchedulingQueue"
+	QueueListKind = "SchedulingQueueList"
+)
+
+// Where a pod waits (QueuedPod.Queue), in upstream's names.
+const (
+	// QueueActive: ready to be tried, in the order the QueueSort plugin
+	// gives (priority, then the time the pod entered).
+	QueueActive = "activeQ"
+	// QueueBackoff: waiting for its back-off (1 s after the first failed
+	// attempt, doubling up to 10 s) before it goes back to activeQ.
+	QueueBackoff = "backoffQ"
+	// QueueUnschedulable: no node fit; it waits for a cluster event one of
+	// the plugins that rejected it registered (a node added, a pod deleted
+	// ...), or 5 minutes.
+	QueueUnschedulable = "unschedulablePods"
+	// QueueInFlight: popped, in a scheduling or binding cycle now.
+	QueueInFlight = "inFlightPods"
+)
+
+// SchedulingQueue is a scheduler's queue now. Its name is the scheduler's
+// (default-scheduler); its resourceVersion counts the queue's changes.
+type SchedulingQueue struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// Summary is upstream's one-line count, as kube-scheduler logs it:
+	// "activeQ:1; backoffQ:0; unschedulablePods:2".
+	Summary string `json:"summary"`
+	// Pods are the queued pods: inFlightPods, then activeQ in the order
+	// they will be popped, backoffQ by the end of their back-off,
+	// unschedulablePods by the time they entered.
+	Pods []QueuedPod `json:"pods"`
+}
+
+// QueuedPod is one pod in the queue.
+type QueuedPod struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid,omitempty"`
+	// Queue is activeQ, backoffQ, unschedulablePods or inFlightPods.
+	Queue string `json:"queue"`
+	// Priority is the pod's spec.priority (the first sort key of activeQ).
+	Priority int32 `json:"priority"`
+	// Attempts counts the scheduling attempts so far.
+	Attempts int `json:"attempts"`
+	// Timestamp is when the pod last entered the queue (added, or put back
+	// after a failed attempt).
+	Timestamp metav1.Time `json:"timestamp"`
+	// InitialAttemptTimestamp is when it was first tried.
+	InitialAttemptTimestamp *metav1.Time `json:"initialAttemptTimestamp,omitempty"`
+	// BackoffExpiration is when its back-off ends: Timestamp +
+	// 1 s × 2^(attempts-1), at most 10 s. Set once it has failed.
+	BackoffExpiration *metav1.Time `json:"backoffExpiration,omitempty"`
+	// UnschedulablePlugins rejected the pod in its last attempt: only
+	// events they registered move it out of unschedulablePods.
+	UnschedulablePlugins []string `json:"unschedulablePlugins,omitempty"`
+	// PendingPlugins returned Pending in the last attempt.
+	PendingPlugins []string `json:"pendingPlugins,omitempty"`
+	// LastResult and Message are the last attempt's result and message
+	// (the FailedScheduling message), from its decision record.
+	LastResult string `json:"lastResult,omitempty"`
+	Message    string `json:"message,omitempty"`
+}

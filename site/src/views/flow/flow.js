@@ -1,0 +1,901 @@
+// The Flow view: the seeds' diagram of a control plane (SEEDS.md, article 2:
+// User, kube-apiserver, etcd, the controller manager, the scheduler, each
+// node's kubelet with CNI and CRI) with the cluster's real hops animated on
+// it in order, numbered and coloured by kind; a list of the hops beside it;
+// a hop's request line, status, object (YAML at that revision), etcd key and
+// revision, and who was told; following one object and its descendants;
+// live, pause, step back and forward, speed, replay from a hop.
+//
+// And step mode: the cluster itself paused at the API server's door
+// (stepmodes/cluster, docs/api.md). Every write a component asks for waits
+// until the learner presses Step or Continue, and the diagram shows who
+// waits to do what before it happens.
+//
+// Data, all through the API server as kubectl would read it:
+//   hops            its own list+watch, a bounded window (stream.js, hops.js)
+//   stepmodes, pendingwrites, pods, nodes, replicasets, deployments
+//                   the shared informer cache (ctx.cache)
+//
+// Hooks for tests (keep): [data-component=NAME], [data-hop=SEQ] with
+// data-from and data-to, [data-step-pending], [data-action=step|continue|pause].
+// kubetab.flow (the returned view) has state() for tests and benchmarks.
+
+import './flow.css';
+import { addStrings, t, onLang } from '../../i18n.js';
+import {
+  HopWindow, aggregate, addToEdges, follower, descendants, kindOf, stageOf, protocolOf, arrowLabel,
+  requestLine, objectPath, storeKeyName, toYAML, baseResource,
+} from './hops.js';
+import { HopStream } from './stream.js';
+import { Diagram } from './diagram.js';
+
+addStrings({
+  en: {
+    'flow.title': 'Flow',
+    'flow.live': 'Live',
+    'flow.live.title': 'Follow the newest hops as they happen',
+    'flow.pause': 'Pause',
+    'flow.play': 'Play',
+    'flow.back': 'Step back',
+    'flow.forward': 'Step forward',
+    'flow.speed': 'Speed',
+    'flow.filter': 'Show',
+    'flow.filter.path': 'the path',
+    'flow.filter.all': 'every hop',
+    'flow.filter.title': 'The path: writes, the etcd writes behind them, the watch events a component acts on, decisions, CNI and CRI calls. Every hop: reads, answers, events and heartbeats too.',
+    'flow.follow': 'Follow',
+    'flow.follow.placeholder': 'e.g. web',
+    'flow.you': '(you)',
+    'flow.follow.title': 'Show only the hops of this object and what it owns (a Deployment, its ReplicaSets, their pods), from its creation',
+    'flow.follow.stop': 'Show all',
+    'flow.clear': 'Clear',
+    'flow.clear.title': 'Start counting again from the next hop',
+    'flow.state.live': 'live',
+    'flow.state.connecting': 'connecting…',
+    'flow.state.reconnecting': 'reconnecting…',
+    'flow.position': 'hop {n} of {total}',
+    'flow.position.none': 'no hops yet',
+    'flow.behind': '{n} to go',
+    'flow.empty': 'Run a command in the console, for example kubectl create deployment web --image=hello --replicas=3, and its hops appear here, one arrow each.',
+    'flow.empty.follow': 'No hops of {name} in the window yet.',
+    'flow.earlier': '{n} earlier hops are not listed',
+    'flow.legend': 'Arrows',
+    'flow.kind.request': 'request to the API server',
+    'flow.kind.response': 'answer',
+    'flow.kind.write': 'etcd write (revision)',
+    'flow.kind.watch': 'watch event',
+    'flow.kind.decision': 'scheduling decision',
+    'flow.kind.cni': 'CNI call (pod network)',
+    'flow.kind.cri': 'CRI call (container runtime)',
+    'flow.kind.pending': 'held by step mode',
+    'flow.stage.0': 'another client',
+    'flow.stage.1': '① the user sends the request to the API server',
+    'flow.stage.2': '② the API server stores it in etcd',
+    'flow.stage.3': '③ a controller of kube-controller-manager acts',
+    'flow.stage.4': '④ the scheduler picks a node and binds',
+    'flow.stage.5': '⑤ the API server and the kubelet',
+    'flow.stage.6': '⑥ the kubelet asks CNI for the pod network',
+    'flow.stage.7': '⑦ the kubelet asks the container runtime (CRI)',
+    'flow.stage.8': '⑧ the runtime starts the process (in kubetab: wazero runs a WASI module)',
+    'flow.proto.http': 'HTTP with a JSON body, as kubectl sends it',
+    'flow.proto.inprocess': 'A Go call into the API server\'s handlers, with the same validation and admission (upstream: HTTPS with protobuf)',
+    'flow.proto.etcd': 'A write to the store, kubetab\'s etcd (upstream: gRPC to etcd)',
+    'flow.proto.watch': 'An event on the component\'s open watch: its informer is told',
+    'flow.proto.cni': 'A CNI plugin call: the pod gets its IP (upstream: the plugin binary run with JSON on stdin)',
+    'flow.proto.cri': 'A CRI call to the container runtime (upstream: gRPC to containerd or CRI-O; here wazero runs a WASI module)',
+    'flow.proto.decision': 'The scheduler filtered and scored the nodes and picked one; it binds through pods/binding. kubectl scheduling explain POD shows why.',
+    'flow.detail.title': 'Hop #{n}',
+    'flow.detail.none': 'Click a hop, in the list or on the diagram, to see its request, status, object and who was told.',
+    'flow.detail.seq': 'seq {seq} · {time}',
+    'flow.detail.request': 'Request',
+    'flow.detail.status': 'Status',
+    'flow.detail.noanswer': 'no answer in the window yet',
+    'flow.detail.object': 'Object',
+    'flow.detail.key': 'etcd key',
+    'flow.detail.revision': 'revision {rev}',
+    'flow.detail.notified': 'Told by watch',
+    'flow.detail.nobody': 'no watcher in the window',
+    'flow.detail.detail': 'Detail',
+    'flow.detail.yaml.at': 'YAML at revision {rev}',
+    'flow.detail.yaml.now': 'YAML now',
+    'flow.detail.yaml.loading': 'Loading…',
+    'flow.detail.yaml.gone': 'Not in the store any more ({status}).',
+    'flow.detail.yaml.compacted': 'Revision {rev} is no longer in the store\'s history; showing the object now.',
+    'flow.detail.replay': 'Replay from here',
+    'flow.detail.follow': 'Follow {name}',
+    'flow.step.title': 'Step mode',
+    'flow.step.toggle': 'Pause the cluster at the API server',
+    'flow.step.toggle.title': 'Every write a controller, the scheduler or a kubelet asks for waits until you press Step or Continue, and the cluster\'s clock stands still. Your own commands are never held.',
+    'flow.step.pause': 'Pause cluster',
+    'flow.step.step': 'Step',
+    'flow.step.continue': 'Continue',
+    'flow.step.off': 'The cluster runs on its own.',
+    'flow.step.on': 'Paused: {n} writes waiting, the clock stands at {time}.',
+    'flow.step.on.none': 'Paused: nothing waits yet. Run a command; the components\' writes will wait here. The clock stands at {time}.',
+    'flow.step.next': 'next',
+    'flow.step.pending': '{who} wants to {verb} {object}',
+    'flow.step.released': '{n} released so far',
+    'flow.step.error': 'The API server said: {message}',
+  },
+  ja: {
+    'flow.title': '流れ',
+    'flow.live': 'ライブ',
+    'flow.live.title': '新しいホップを起きた順に追いかけます',
+    'flow.pause': '一時停止',
+    'flow.play': '再生',
+    'flow.back': '1つ戻る',
+    'flow.forward': '1つ進む',
+    'flow.speed': '速度',
+    'flow.filter': '表示',
+    'flow.filter.path': '主な経路',
+    'flow.filter.all': 'すべてのホップ',
+    'flow.filter.title': '主な経路: 書き込みと、その etcd への書き込み、コンポーネントが反応する watch イベント、スケジューリングの決定、CNI と CRI の呼び出しです。すべてのホップ: 読み取り、応答、イベント、ハートビートも表示します。',
+    'flow.follow': '追跡',
+    'flow.follow.placeholder': '例: web',
+    'flow.you': '（あなた）',
+    'flow.follow.title': 'このオブジェクトと、それが所有するもの（Deployment、その ReplicaSet、それらの Pod）のホップだけを、作成時から表示します',
+    'flow.follow.stop': 'すべて表示',
+    'flow.clear': 'クリア',
+    'flow.clear.title': '次のホップから数え直します',
+    'flow.state.live': 'ライブ',
+    'flow.state.connecting': '接続中…',
+    'flow.state.reconnecting': '再接続中…',
+    'flow.position': 'ホップ {n} / {total}',
+    'flow.position.none': 'まだホップはありません',
+    'flow.behind': '残り {n}',
+    'flow.empty': 'コンソールでコマンドを実行してみましょう。たとえば kubectl create deployment web --image=hello --replicas=3 を実行すると、そのホップが1本ずつ矢印としてここに現れます。',
+    'flow.empty.follow': 'ウィンドウ内に {name} のホップはまだありません。',
+    'flow.earlier': 'それより前のホップ {n} 件は一覧に出していません',
+    'flow.legend': '矢印',
+    'flow.kind.request': 'API サーバーへのリクエスト',
+    'flow.kind.response': '応答',
+    'flow.kind.write': 'etcd への書き込み（リビジョン）',
+    'flow.kind.watch': 'watch イベント',
+    'flow.kind.decision': 'スケジューリングの決定',
+    'flow.kind.cni': 'CNI の呼び出し（Pod のネットワーク）',
+    'flow.kind.cri': 'CRI の呼び出し（コンテナランタイム）',
+    'flow.kind.pending': 'ステップモードで保留中',
+    'flow.stage.0': 'その他のクライアント',
+    'flow.stage.1': '① ユーザーが API サーバーへリクエストを送ります',
+    'flow.stage.2': '② API サーバーが etcd に保存します',
+    'flow.stage.3': '③ kube-controller-manager のコントローラーが動きます',
+    'flow.stage.4': '④ スケジューラーがノードを選んでバインドします',
+    'flow.stage.5': '⑤ API サーバーと kubelet',
+    'flow.stage.6': '⑥ kubelet が CNI に Pod のネットワークを頼みます',
+    'flow.stage.7': '⑦ kubelet がコンテナランタイム（CRI）に頼みます',
+    'flow.stage.8': '⑧ ランタイムがプロセスを起動します（kubetab では wazero が WASI モジュールを実行します）',
+    'flow.proto.http': 'JSON 本文の HTTP リクエストです。kubectl はこの形で送ります',
+    'flow.proto.inprocess': 'API サーバーのハンドラーを Go から直接呼び出します。検証とアドミッションは HTTP と同じです（本来の Kubernetes では protobuf の HTTPS）',
+    'flow.proto.etcd': 'ストア（kubetab の etcd）への書き込みです（本来は etcd への gRPC）',
+    'flow.proto.watch': 'コンポーネントが開いている watch に届くイベントです。インフォーマーに通知されます',
+    'flow.proto.cni': 'CNI プラグインの呼び出しです。Pod に IP が割り当てられます（本来はプラグインのバイナリーを標準入力の JSON で実行します）',
+    'flow.proto.cri': 'コンテナランタイムへの CRI 呼び出しです（本来は containerd や CRI-O への gRPC。kubetab では wazero が WASI モジュールを実行します）',
+    'flow.proto.decision': 'スケジューラーがノードをフィルタリングしてスコアを付け、1つを選びました。pods/binding でバインドします。理由は kubectl scheduling explain POD で確認できます。',
+    'flow.detail.title': 'ホップ #{n}',
+    'flow.detail.none': '一覧か図のホップをクリックすると、そのリクエスト、ステータス、オブジェクト、通知先が表示されます。',
+    'flow.detail.seq': 'seq {seq} · {time}',
+    'flow.detail.request': 'リクエスト',
+    'flow.detail.status': 'ステータス',
+    'flow.detail.noanswer': 'ウィンドウ内にまだ応答がありません',
+    'flow.detail.object': 'オブジェクト',
+    'flow.detail.key': 'etcd のキー',
+    'flow.detail.revision': 'リビジョン {rev}',
+    'flow.detail.notified': 'watch で通知された先',
+    'flow.detail.nobody': 'ウィンドウ内に watch している先はありません',
+    'flow.detail.detail': '詳細',
+    'flow.detail.yaml.at': 'リビジョン {rev} の YAML',
+    'flow.detail.yaml.now': '現在の YAML',
+    'flow.detail.yaml.loading': '読み込み中…',
+    'flow.detail.yaml.gone': 'もうストアにはありません（{status}）。',
+    'flow.detail.yaml.compacted': 'リビジョン {rev} はストアの履歴に残っていないため、現在のオブジェクトを表示しています。',
+    'flow.detail.replay': 'ここから再生',
+    'flow.detail.follow': '{name} を追跡',
+    'flow.step.title': 'ステップモード',
+    'flow.step.toggle': 'API サーバーでクラスターを一時停止する',
+    'flow.step.toggle.title': 'コントローラー、スケジューラー、kubelet が求める書き込みは、ステップか続行を押すまで待たされ、クラスターの時計も止まります。あなた自身のコマンドは止められません。',
+    'flow.step.pause': 'クラスターを一時停止',
+    'flow.step.step': 'ステップ',
+    'flow.step.continue': '続行',
+    'flow.step.off': 'クラスターは自分で動いています。',
+    'flow.step.on': '一時停止中: {n} 件の書き込みが待っています。時計は {time} で止まっています。',
+    'flow.step.on.none': '一時停止中: まだ何も待っていません。コマンドを実行すると、コンポーネントの書き込みがここで待ちます。時計は {time} で止まっています。',
+    'flow.step.next': '次',
+    'flow.step.pending': '{who} が {object} を {verb} しようとしています',
+    'flow.step.released': 'これまでに {n} 件を通しました',
+    'flow.step.error': 'API サーバーの応答: {message}',
+  },
+});
+
+const FLOW = '/apis/flow.kubetab.dev/v1alpha1';
+const SPEEDS = [0.25, 0.5, 1, 2, 4];
+const BASE_RATE = 2; // hops a second at 1x
+const MAX_ROWS = 300;
+const TRAIL = 4;
+
+const STATUS = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 410: 'Gone', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+
+function h(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('data-') || k.startsWith('aria-') || k === 'role' || k === 'for') e.setAttribute(k, v);
+    else e[k] = v;
+  }
+  for (const c of children) if (c != null) e.append(c);
+  return e;
+}
+
+export function mount(root, ctx) {
+  root.classList.add('flow');
+  const tk = (el, key, attr) => ({ el, key, attr });
+  const texts = []; // elements whose text follows the language
+
+  // --- markup ------------------------------------------------------------------
+  const btn = (attrs, key, titleKey) => {
+    const b = h('button', { type: 'button', class: 'flow-btn', ...attrs });
+    texts.push(tk(b, key));
+    if (titleKey) texts.push(tk(b, titleKey, 'title'));
+    return b;
+  };
+  const liveBtn = btn({ 'data-play': 'live' }, 'flow.live', 'flow.live.title');
+  const playBtn = btn({ 'data-play': 'toggle' }, 'flow.pause');
+  const backBtn = btn({ 'data-play': 'back', class: 'flow-btn icon' }, null, 'flow.back');
+  backBtn.textContent = '◀';
+  const fwdBtn = btn({ 'data-play': 'forward', class: 'flow-btn icon' }, null, 'flow.forward');
+  fwdBtn.textContent = '▶';
+  const speed = h('select', { class: 'flow-select', 'data-play': 'speed' });
+  for (const s of SPEEDS) speed.append(h('option', { value: String(s), textContent: `${s}×`, selected: s === 1 }));
+  const speedLabel = h('label', { class: 'flow-field' }, h('span'), speed);
+  texts.push(tk(speedLabel.firstChild, 'flow.speed'));
+  const filter = h('select', { class: 'flow-select', 'data-flow': 'filter' },
+    h('option', { value: 'path' }), h('option', { value: 'all' }));
+  texts.push(tk(filter.options[0], 'flow.filter.path'), tk(filter.options[1], 'flow.filter.all'), tk(filter, 'flow.filter.title', 'title'));
+  const filterLabel = h('label', { class: 'flow-field' }, h('span'), filter);
+  texts.push(tk(filterLabel.firstChild, 'flow.filter'));
+  const followList = h('datalist', { id: 'flow-follow-names' });
+  const follow = h('input', { type: 'search', class: 'flow-input', 'data-flow': 'follow', spellcheck: false, autocomplete: 'off' });
+  follow.setAttribute('list', followList.id);
+  texts.push(tk(follow, 'flow.follow.placeholder', 'placeholder'), tk(follow, 'flow.follow.title', 'title'));
+  const followLabel = h('label', { class: 'flow-field follow' }, h('span'), follow, followList);
+  texts.push(tk(followLabel.firstChild, 'flow.follow'));
+  const clearBtn = btn({ 'data-flow': 'clear' }, 'flow.clear', 'flow.clear.title');
+  const position = h('span', { class: 'flow-position', 'aria-live': 'off' });
+  const state = h('span', { class: 'live-state', 'data-state': 'connecting' });
+
+  const bar = h('div', { class: 'flow-bar', role: 'toolbar' },
+    h('div', { class: 'flow-row' }, liveBtn, playBtn, backBtn, fwdBtn, speedLabel, position, state),
+    h('div', { class: 'flow-row' }, filterLabel, followLabel, clearBtn));
+
+  // Step mode.
+  const stepToggle = h('input', { type: 'checkbox', role: 'switch', 'data-flow': 'stepmode' });
+  const stepToggleLabel = h('label', { class: 'flow-switch' }, stepToggle, h('span'));
+  texts.push(tk(stepToggleLabel.lastChild, 'flow.step.toggle'), tk(stepToggleLabel, 'flow.step.toggle.title', 'title'));
+  const pauseBtn = btn({ 'data-action': 'pause' }, 'flow.step.pause');
+  const stepBtn = btn({ 'data-action': 'step', class: 'flow-btn primary' }, 'flow.step.step');
+  const contBtn = btn({ 'data-action': 'continue' }, 'flow.step.continue');
+  const stepStatus = h('p', { class: 'flow-step-status', role: 'status' });
+  const stepError = h('p', { class: 'flow-step-error', role: 'alert', hidden: true });
+  const pendingList = h('ol', { class: 'flow-pending' });
+  const stepTitle = h('h4');
+  texts.push(tk(stepTitle, 'flow.step.title'));
+  const step = h('section', { class: 'flow-step', 'data-stepmode': 'off' },
+    h('div', { class: 'flow-row' }, stepTitle, stepToggleLabel),
+    h('div', { class: 'flow-row' }, pauseBtn, stepBtn, contBtn),
+    stepStatus, stepError, pendingList);
+
+  const figure = h('div', { class: 'flow-diagram' });
+  const legend = h('ul', { class: 'flow-legend' });
+  for (const k of ['request', 'write', 'watch', 'decision', 'cni', 'cri', 'response', 'pending']) {
+    const span = h('span');
+    texts.push(tk(span, `flow.kind.${k}`));
+    legend.append(h('li', { class: `k-${k}` }, h('i'), span));
+  }
+  const empty = h('p', { class: 'flow-empty' });
+  const earlier = h('p', { class: 'flow-earlier', hidden: true });
+  const list = h('ol', { class: 'flow-list', 'aria-label': 'hops' });
+  const listBox = h('div', { class: 'flow-listbox' }, list, earlier, empty);
+  const detail = h('section', { class: 'flow-detail', 'aria-live': 'polite' });
+
+  root.append(h('div', { class: 'flow-grid' },
+    bar,
+    h('div', { class: 'flow-left' }, figure, legend),
+    step,
+    h('div', { class: 'flow-right' }, listBox, detail)));
+
+  // --- model -------------------------------------------------------------------
+  const win = new HopWindow(4000);
+  let cursor = -1; // index in win.vis of the newest hop drawn
+  let mode = 'live'; // live | paused | play
+  let rate = 1;
+  let edges = new Map();
+  let dirty = true;
+  let animateNext = 0;
+  let frame = 0;
+  let lastTick = 0;
+  let acc = 0;
+  let shown = false;
+  let selected = 0; // seq of the hop in the detail pane
+  let followRoot = '';
+  let versions = {};
+  let pending = [];
+  let stepMode = null;
+  const rows = new Map(); // seq → li
+  let listedFirst = 0; // index in vis of the first listed row
+  let playedUpTo = -1; // index in vis up to which rows are marked played
+
+  const diagram = new Diagram(figure, { onPick: (seq) => pick(seq) });
+
+  // The newest hops when the view opens are where its numbering starts;
+  // following an object goes back to the object's creation.
+  let started = false;
+  const stream = new HopStream(ctx.cluster, (records) => {
+    if (!started) {
+      started = true;
+      win.setFilter({ origin: stream.latest });
+    }
+    const before = win.trimmed || 0;
+    const len = win.vis.length;
+    win.push(records);
+    const trimmed = (win.trimmed || 0) - before;
+    if (trimmed) {
+      cursor = Math.max(-1, cursor - trimmed);
+      playedUpTo = Math.max(-1, playedUpTo - trimmed);
+      listedFirst = Math.max(0, listedFirst - trimmed);
+    }
+    if (win.vis.length !== len - trimmed) {
+      dirty = true;
+      schedule();
+    }
+  });
+  stream.onState = (s) => {
+    state.dataset.state = s;
+    state.textContent = t(`flow.state.${s}`);
+  };
+  stream.run();
+
+  // Discovery: the preferred version of each group, for request lines.
+  (ctx.cluster.ready || Promise.resolve()).then(() => ctx.cluster.fetch('/apis', { headers: { Accept: 'application/json' } }))
+    .then((r) => r.json())
+    .then((g) => { for (const x of g.groups || []) versions[x.name] = x.preferredVersion.version; })
+    .catch(() => {});
+
+  // --- playback ------------------------------------------------------------------
+  function schedule() {
+    if (frame || !shown) return;
+    frame = requestAnimationFrame(tick);
+  }
+
+  function tick(now) {
+    frame = 0;
+    applyScroll();
+    const dt = lastTick ? Math.min(now - lastTick, 250) : 16;
+    lastTick = now;
+    const target = win.vis.length - 1;
+    if (mode !== 'paused' && cursor < target) {
+      const backlog = target - cursor;
+      if (mode === 'live' && backlog > 400) {
+        jumpTo(target - 200);
+      } else {
+        // Live, the drawing speeds up with how far it is behind, so it keeps
+        // up with a busy cluster and slows to the chosen pace when it is not.
+        const r = BASE_RATE * rate * (mode === 'live' ? Math.max(1, backlog / 5) : 1);
+        acc += (dt * r) / 1000;
+        let n = Math.floor(acc);
+        acc -= n;
+        if (n > 0) {
+          n = Math.min(n, backlog);
+          for (let i = 0; i < n; i++) addToEdges(edges, win.vis[++cursor]);
+          animateNext = n === 1 ? Math.min(900, 900 / r) : 0;
+          dirty = true;
+        }
+      }
+    }
+    if (mode === 'play' && cursor >= target) mode = 'live';
+    if (dirty) draw();
+    if ((mode !== 'paused' && cursor < win.vis.length - 1) || wantScroll >= 0) schedule();
+    else lastTick = 0;
+  }
+
+  function jumpTo(i) {
+    cursor = Math.max(-1, Math.min(i, win.vis.length - 1));
+    edges = aggregate(win.vis, cursor);
+    acc = 0;
+    dirty = true;
+  }
+
+  function setMode(m) {
+    mode = m;
+    dirty = true;
+    schedule();
+  }
+
+  liveBtn.addEventListener('click', () => {
+    const target = win.vis.length - 1;
+    if (target - cursor > 20) jumpTo(target - 8);
+    setMode('live');
+  });
+  playBtn.addEventListener('click', () => setMode(mode === 'paused' ? 'play' : 'paused'));
+  backBtn.addEventListener('click', () => {
+    mode = 'paused';
+    jumpTo(cursor - 1);
+    schedule();
+  });
+  fwdBtn.addEventListener('click', () => {
+    mode = 'paused';
+    if (cursor < win.vis.length - 1) {
+      addToEdges(edges, win.vis[++cursor]);
+      animateNext = 600;
+    }
+    dirty = true;
+    schedule();
+  });
+  speed.addEventListener('change', () => { rate = Number(speed.value) || 1; });
+
+  function replayFrom(seq) {
+    const i = win.indexOf(seq);
+    if (i < 0) return;
+    jumpTo(i - 1);
+    setMode('play');
+  }
+
+  // --- filter and follow -------------------------------------------------------
+  function refilter(replay = false) {
+    let match = null;
+    if (followRoot) {
+      const names = descendants(followRoot, '', ctx.cache.items('/apis/apps/v1/deployments'),
+        ctx.cache.items('/apis/apps/v1/replicasets'), ctx.cache.items('/api/v1/pods'));
+      match = follower(followRoot, names);
+    }
+    win.setFilter({ path: filter.value === 'path', follow: match });
+    listedFirst = 0;
+    rebuildList();
+    if (match && replay) {
+      // Following: replay the object's story from its creation.
+      jumpTo(-1);
+      setMode('play');
+    } else {
+      jumpTo(win.vis.length - 1);
+      setMode(mode === 'paused' ? 'paused' : 'live');
+    }
+  }
+  filter.addEventListener('change', () => refilter());
+  let followTimer = 0;
+  follow.addEventListener('input', () => {
+    clearTimeout(followTimer);
+    followTimer = setTimeout(() => {
+      const v = follow.value.trim();
+      if (v === followRoot) return;
+      followRoot = v;
+      refilter(true);
+    }, 300);
+  });
+  follow.addEventListener('keydown', (ev) => {
+    if (ev.key !== 'Enter') return;
+    clearTimeout(followTimer);
+    followRoot = follow.value.trim();
+    refilter(true);
+  });
+  clearBtn.addEventListener('click', () => {
+    followRoot = '';
+    follow.value = '';
+    win.setFilter({ origin: win.lastSeq, follow: null });
+    selected = 0;
+    rebuildList();
+    jumpTo(-1);
+    setMode('live');
+    renderDetail();
+  });
+
+  // The descendants of a followed object arrive after it: look again when
+  // the cache learns of new ReplicaSets and pods.
+  let refollowTimer = 0;
+  const refollow = () => {
+    if (!followRoot || refollowTimer) return;
+    refollowTimer = setTimeout(() => {
+      refollowTimer = 0;
+      const names = descendants(followRoot, '', ctx.cache.items('/apis/apps/v1/deployments'),
+        ctx.cache.items('/apis/apps/v1/replicasets'), ctx.cache.items('/api/v1/pods'));
+      const match = follower(followRoot, names);
+      const seqNow = cursor >= 0 ? win.vis[cursor].seq : 0;
+      const before = win.vis.length;
+      win.setFilter({ follow: match });
+      if (win.vis.length !== before) {
+        let i = -1;
+        while (i + 1 < win.vis.length && win.vis[i + 1].seq <= seqNow) i++;
+        listedFirst = 0;
+        rebuildList();
+        jumpTo(i);
+        schedule();
+      }
+    }, 500);
+  };
+
+  const offs = [];
+  offs.push(ctx.cache.subscribe('/api/v1/pods', (pods) => { diagram.setPods(pods); refollow(); }));
+  offs.push(ctx.cache.subscribe('/api/v1/nodes', (nodes) => {
+    const names = [...nodes.keys()].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+    if (names.length && names.join() !== diagram.nodes.join()) {
+      diagram.layout(names);
+      diagram.setPending(pending);
+      dirty = true;
+      schedule();
+    }
+  }));
+  offs.push(ctx.cache.subscribe('/apis/apps/v1/replicasets', refollow));
+  offs.push(ctx.cache.subscribe('/apis/apps/v1/deployments', (deps) => {
+    const names = [...new Set([...deps.values()].map((d) => d.metadata.name))].sort();
+    followList.replaceChildren(...names.map((n) => h('option', { value: n })));
+    refollow();
+  }));
+
+  // --- drawing -----------------------------------------------------------------
+  function draw() {
+    dirty = false;
+    const trail = cursor >= 0 ? win.vis.slice(Math.max(0, cursor - TRAIL + 1), cursor + 1) : [];
+    diagram.update(edges, trail, animateNext);
+    animateNext = 0;
+    syncList();
+    const total = win.vis.length;
+    position.textContent = cursor >= 0 ? t('flow.position', { n: win.vis[cursor].n, total: total ? win.vis[total - 1].n : 0 }) : t('flow.position.none');
+    const behind = total - 1 - cursor;
+    if (behind > 0) position.textContent += ` · ${t('flow.behind', { n: behind })}`;
+    playBtn.textContent = t(mode === 'paused' ? 'flow.play' : 'flow.pause');
+    playBtn.dataset.mode = mode;
+    liveBtn.classList.toggle('on', mode === 'live');
+    root.dataset.mode = mode;
+    empty.hidden = total > 0;
+    empty.textContent = followRoot ? t('flow.empty.follow', { name: followRoot }) : t('flow.empty');
+  }
+
+  function row(hp) {
+    const stage = stageOf(hp);
+    const li = h('li', { class: `k-${kindOf(hp)}`, 'data-seq': String(hp.seq) },
+      h('span', { class: 'n', textContent: String(hp.n) }),
+      h('span', { class: 'who', textContent: `${hp.from} → ${hp.to || (hp.type === 'decision' ? '⚖' : '')}` }),
+      h('span', { class: 'what', textContent: rowText(hp) }));
+    li.title = t(`flow.stage.${stage}`);
+    return li;
+  }
+
+  function rowText(hp) {
+    let s = arrowLabel(hp);
+    if (hp.type !== 'write' && hp.name) s += ` ${hp.ns ? `${hp.ns}/` : ''}${hp.name}`;
+    if (hp.type === 'write') s += ` ${hp.key}`;
+    if (hp.type === 'call' && hp.detail) s += ` · ${hp.detail}`;
+    return s;
+  }
+
+  function rebuildList() {
+    list.replaceChildren();
+    rows.clear();
+    listedFirst = Math.max(0, win.vis.length - MAX_ROWS);
+    const frag = document.createDocumentFragment();
+    for (let i = listedFirst; i < win.vis.length; i++) {
+      const li = row(win.vis[i]);
+      rows.set(win.vis[i].seq, li);
+      frag.append(li);
+    }
+    list.append(frag);
+    markPlayed(true);
+  }
+
+  function markPlayed(all) {
+    if (all) {
+      for (const li of rows.values()) li.classList.remove('played', 'current');
+      playedUpTo = -1;
+    }
+    const from = Math.max(listedFirst, Math.min(playedUpTo, cursor) + 1);
+    for (let i = Math.max(listedFirst, cursor + 1); i <= playedUpTo && i < win.vis.length; i++) {
+      const li = rows.get(win.vis[i].seq);
+      if (li) li.classList.remove('played');
+    }
+    for (let i = from; i <= cursor; i++) {
+      const li = rows.get(win.vis[i].seq);
+      if (li) li.classList.add('played');
+    }
+    playedUpTo = cursor;
+    const cur = list.querySelector('li.current');
+    if (cur) cur.classList.remove('current');
+    const now = cursor >= 0 ? rows.get(win.vis[cursor].seq) : null;
+    if (now) {
+      now.classList.add('current');
+      if (mode !== 'paused' || all) keepVisible(now);
+    }
+  }
+
+  // Keeping the current row in sight without reading layout (offsetTop
+  // would lay the whole page out in every frame: 12 % of the main thread
+  // while 60 pods were created). Rows are ROW_H high (flow.css); the box's
+  // height comes from a ResizeObserver; the scroll is applied at the start
+  // of the next frame, when layout is clean.
+  const ROW_H = 34;
+  let boxH = 240;
+  let wantScroll = -1;
+  let scrollTop = 0;
+  new ResizeObserver(([e]) => { boxH = e.contentRect.height || boxH; }).observe(listBox);
+  listBox.addEventListener('scroll', () => { scrollTop = listBox.scrollTop; }, { passive: true });
+  function keepVisible(li) {
+    const i = win.indexOf(Number(li.dataset.seq)) - listedFirst;
+    if (i < 0) return;
+    const top = i * ROW_H;
+    const bottom = top + ROW_H;
+    if (top < scrollTop + 20) wantScroll = Math.max(0, top - 20);
+    else if (bottom > scrollTop + boxH - 8) wantScroll = bottom - boxH + 8;
+  }
+  function applyScroll() {
+    if (wantScroll < 0) return;
+    listBox.scrollTop = wantScroll;
+    scrollTop = wantScroll;
+    wantScroll = -1;
+  }
+
+  function syncList() {
+    // Append the hops that arrived since the last frame (at most a screenful
+    // at once: a burst of thousands rebuilds the last MAX_ROWS instead).
+    const lastListed = list.lastElementChild ? Number(list.lastElementChild.dataset.seq) : 0;
+    let i = win.vis.length;
+    while (i > 0 && win.vis[i - 1].seq > lastListed) i--;
+    const fresh = win.vis.length - i;
+    if (fresh > MAX_ROWS / 2 || listedFirst > i) {
+      rebuildList();
+    } else if (fresh > 0) {
+      const frag = document.createDocumentFragment();
+      for (let j = i; j < win.vis.length; j++) {
+        const li = row(win.vis[j]);
+        rows.set(win.vis[j].seq, li);
+        frag.append(li);
+      }
+      list.append(frag);
+      // Trim the oldest rows.
+      const excess = rows.size - MAX_ROWS;
+      for (let k = 0; k < excess; k++) {
+        const first = list.firstElementChild;
+        rows.delete(Number(first.dataset.seq));
+        first.remove();
+      }
+      if (excess > 0) {
+        const firstSeq = Number(list.firstElementChild.dataset.seq);
+        listedFirst = win.indexOf(firstSeq);
+      }
+      markPlayed(false);
+    } else {
+      markPlayed(false);
+    }
+    // The rows of hops dropped from the window (trimmed) go too.
+    while (list.firstElementChild && win.indexOf(Number(list.firstElementChild.dataset.seq)) < 0) {
+      rows.delete(Number(list.firstElementChild.dataset.seq));
+      list.firstElementChild.remove();
+      listedFirst = list.firstElementChild ? win.indexOf(Number(list.firstElementChild.dataset.seq)) : 0;
+    }
+    earlier.hidden = listedFirst <= 0;
+    if (listedFirst > 0) earlier.textContent = t('flow.earlier', { n: listedFirst });
+    if (selected) {
+      const li = rows.get(selected);
+      if (li && !li.classList.contains('selected')) {
+        for (const s of list.querySelectorAll('li.selected')) s.classList.remove('selected');
+        li.classList.add('selected');
+      }
+    }
+  }
+
+  list.addEventListener('click', (ev) => {
+    const li = ev.target.closest('li[data-seq]');
+    if (li) pick(Number(li.dataset.seq));
+  });
+
+  // --- a hop's detail -----------------------------------------------------------
+  function pick(seq) {
+    selected = seq;
+    for (const s of list.querySelectorAll('li.selected')) s.classList.remove('selected');
+    const li = rows.get(seq);
+    if (li) li.classList.add('selected');
+    renderDetail();
+  }
+
+  let detailToken = 0;
+  function renderDetail() {
+    const hp = selected ? win.find(selected) : null;
+    detail.replaceChildren();
+    if (!hp) {
+      detail.append(h('p', { class: 'hint', textContent: t('flow.detail.none') }));
+      return;
+    }
+    const kind = kindOf(hp);
+    const dl = h('dl');
+    const item = (key, ...value) => dl.append(h('dt', { textContent: t(key) }), h('dd', {}, ...value));
+    detail.append(
+      h('h4', { class: `k-${kind}` }, h('i'), t('flow.detail.title', { n: hp.n || '–' }), h('span', { class: 'kind', textContent: ` ${t(`flow.kind.${kind}`)}` })),
+      h('p', { class: 'who', textContent: `${hp.from} → ${hp.to || nodeFromDecision(hp)}` }),
+      h('p', { class: 'stage', textContent: t(`flow.stage.${stageOf(hp)}`) }),
+      h('p', { class: 'proto', textContent: t(`flow.proto.${protocolOf(hp)}`) }),
+      h('p', { class: 'dim', textContent: t('flow.detail.seq', { seq: hp.seq, time: hp.time.replace('T', ' ').replace('Z', '') }) }),
+      dl);
+
+    if (hp.type === 'request' || hp.type === 'response') {
+      const req = hp.type === 'request' ? hp : null;
+      if (req) item('flow.detail.request', h('code', { textContent: requestLine(req, versions) }));
+      const resp = req ? win.responseTo(req) : hp;
+      item('flow.detail.status', resp && resp.code
+        ? h('code', { class: resp.code >= 400 ? 'bad' : 'ok', textContent: `${resp.code} ${STATUS[resp.code] || ''}`.trim() })
+        : h('span', { class: 'dim', textContent: t('flow.detail.noanswer') }));
+    }
+    if (hp.type === 'watch' || hp.type === 'call' || hp.type === 'decision') {
+      item('flow.detail.detail', h('code', { textContent: `${hp.verb}${hp.detail ? ` · ${hp.detail}` : ''}` }));
+    }
+    if (hp.res || hp.name) {
+      item('flow.detail.object', h('code', { textContent: `${hp.res} ${hp.ns ? `${hp.ns}/` : ''}${hp.name}` }));
+    }
+    const w = win.writeOf(hp);
+    if (w) {
+      item('flow.detail.key', h('code', { textContent: w.key }), h('span', { class: 'rev', textContent: ` ${t('flow.detail.revision', { rev: w.rev })}` }));
+      const told = win.notified(w.rev);
+      item('flow.detail.notified', told.length
+        ? h('span', { class: 'chips' }, ...told.map((c) => h('span', { class: 'chip', textContent: c })))
+        : h('span', { class: 'dim', textContent: t('flow.detail.nobody') }));
+    }
+
+    const actions = h('div', { class: 'flow-row' });
+    const replay = h('button', { type: 'button', class: 'flow-btn', 'data-flow': 'replay', textContent: t('flow.detail.replay') });
+    replay.addEventListener('click', () => replayFrom(hp.seq));
+    if (win.indexOf(hp.seq) >= 0) actions.append(replay);
+    const name = hp.name && !hp.name.endsWith('-') && !baseResource(hp.res).startsWith('events') ? hp.name : '';
+    if (name && name !== followRoot) {
+      const fb = h('button', { type: 'button', class: 'flow-btn', textContent: t('flow.detail.follow', { name }) });
+      fb.addEventListener('click', () => {
+        follow.value = name;
+        followRoot = name;
+        refilter(true);
+      });
+      actions.append(fb);
+    }
+    detail.append(actions);
+
+    // The object's YAML: the version this hop wrote (the key's history in
+    // the store), or the object as it is now.
+    const path = objectPath(hp, versions);
+    if (!path && !(w && w.key)) return;
+    const heading = h('h5');
+    const pre = h('pre', { class: 'yaml', textContent: t('flow.detail.yaml.loading') });
+    const note = h('p', { class: 'dim', hidden: true });
+    detail.append(heading, note, pre);
+    const token = ++detailToken;
+    const now = async () => {
+      heading.textContent = t('flow.detail.yaml.now');
+      if (!path) {
+        pre.textContent = '';
+        return;
+      }
+      const r = await ctx.cluster.fetch(path, { headers: { Accept: 'application/yaml' } });
+      if (token !== detailToken) return;
+      pre.textContent = r.ok ? await r.text() : t('flow.detail.yaml.gone', { status: `${r.status} ${STATUS[r.status] || ''}`.trim() });
+    };
+    (async () => {
+      if (w && w.key && w.rev) {
+        heading.textContent = t('flow.detail.yaml.at', { rev: w.rev });
+        const r = await ctx.cluster.fetch(`${FLOW}/storekeys/${storeKeyName(w.key)}/history`, { headers: { Accept: 'application/json' } });
+        if (token !== detailToken) return;
+        if (r.ok) {
+          const hist = await r.json();
+          const v = (hist.revisions || []).find((x) => x.modRevision === w.rev);
+          if (token !== detailToken) return;
+          if (v && v.value) {
+            pre.textContent = toYAML(v.value);
+            return;
+          }
+        }
+        note.hidden = false;
+        note.textContent = t('flow.detail.yaml.compacted', { rev: w.rev });
+      }
+      await now();
+    })().catch((err) => { if (token === detailToken) pre.textContent = String(err.message || err); });
+  }
+
+  function nodeFromDecision(hp) {
+    return hp.type === 'decision' ? (hp.detail.split(' ')[0] || '') : '';
+  }
+
+  // --- step mode -----------------------------------------------------------------
+  async function stepCall(method, path, body) {
+    stepError.hidden = true;
+    const init = { method, headers: { Accept: 'application/json' } };
+    if (body) {
+      init.headers['Content-Type'] = 'application/merge-patch+json';
+      init.body = JSON.stringify(body);
+    }
+    try {
+      const r = await ctx.cluster.fetch(`${FLOW}/stepmodes/cluster${path}`, init);
+      if (!r.ok) {
+        let message = `${r.status}`;
+        try { message = (await r.json()).message || message; } catch { /* not a Status */ }
+        throw new Error(message);
+      }
+      return await r.json();
+    } catch (err) {
+      stepError.hidden = false;
+      stepError.textContent = t('flow.step.error', { message: err.message });
+      return null;
+    }
+  }
+  const setStepMode = (on) => stepCall('PATCH', '', { spec: { enabled: on } });
+  stepToggle.addEventListener('change', () => {
+    setStepMode(stepToggle.checked);
+    if (stepToggle.checked) setMode('live');
+  });
+  pauseBtn.addEventListener('click', () => { setStepMode(true); setMode('live'); });
+  stepBtn.addEventListener('click', () => { stepCall('POST', '/step'); setMode('live'); });
+  contBtn.addEventListener('click', () => stepCall('POST', '/continue'));
+
+  function renderStep() {
+    const on = !!(stepMode && stepMode.spec && stepMode.spec.enabled);
+    step.dataset.stepmode = on ? 'on' : 'off';
+    stepToggle.checked = on;
+    pauseBtn.disabled = on;
+    stepBtn.disabled = !on || pending.length === 0;
+    contBtn.disabled = !on;
+    const st = (stepMode && stepMode.status) || {};
+    const time = st.time ? new Date(st.time).toLocaleTimeString() : '';
+    stepStatus.textContent = !on ? t('flow.step.off')
+      : pending.length ? t('flow.step.on', { n: pending.length, time }) : t('flow.step.on.none', { time });
+    if (on && st.released) stepStatus.textContent += ` ${t('flow.step.released', { n: st.released })}`;
+    pendingList.replaceChildren(...pending.map((p, i) => {
+      const o = p.object || {};
+      const object = `${o.resource || ''} ${o.namespace ? `${o.namespace}/` : ''}${o.name || ''}`.trim();
+      const li = h('li', { 'data-step-pending': String(p.id), 'data-component': p.component, 'data-verb': p.verb, 'data-resource': o.resource || '' },
+        i === 0 ? h('span', { class: 'next', textContent: t('flow.step.next') }) : null,
+        h('span', { textContent: t('flow.step.pending', { who: p.component, verb: p.verb, object }) }));
+      return li;
+    }));
+    diagram.setPending(pending);
+  }
+  offs.push(ctx.cache.subscribe(`${FLOW}/stepmodes`, (items) => {
+    stepMode = items.get('cluster') || null;
+    renderStep();
+  }));
+  offs.push(ctx.cache.subscribe(`${FLOW}/pendingwrites`, (items) => {
+    pending = [...items.values()].map((p) => p.spec || {}).sort((a, b) => a.id - b.id);
+    renderStep();
+  }));
+
+  // --- language -------------------------------------------------------------------
+  const offLang = onLang(() => {
+    for (const { el, key, attr } of texts) {
+      if (!key) continue;
+      if (attr) el.setAttribute(attr, t(key));
+      else el.textContent = t(key);
+    }
+    state.textContent = t(`flow.state.${stream.state}`);
+    diagram.relabel({ you: t('flow.you') });
+    for (const li of list.children) li.title = t(`flow.stage.${stageOf(win.find(Number(li.dataset.seq)) || {})}`);
+    renderStep();
+    renderDetail();
+    dirty = true;
+    schedule();
+  });
+  renderDetail();
+
+  const view = {
+    show() {
+      shown = true;
+      dirty = true;
+      schedule();
+    },
+    hide() {
+      shown = false;
+      if (frame) cancelAnimationFrame(frame);
+      frame = 0;
+      lastTick = 0;
+    },
+    unmount() {
+      view.hide();
+      stream.stop();
+      for (const off of offs) off();
+      if (typeof offLang === 'function') offLang();
+    },
+    /** For tests and benchmarks: where the playback is. */
+    state() {
+      return { mode, cursor, visible: win.vis.length, kept: win.all.length, lastSeq: win.lastSeq, follow: followRoot, stream: stream.state };
+    },
+  };
+  if (window.kubetab) window.kubetab.flow = view;
+  return view;
+}
