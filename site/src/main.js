@@ -135,6 +135,7 @@ const term = new Console($('#terminal'), (line, onOutput) => {
   return handle;
 }, (before) => cluster.tab(before));
 kubetab.console = term;
+onLang((code) => term.setLang(code));
 keepFiles(cluster, term); // the console's files survive a reload
 kubetab.consoleText = () => {
   const buf = term.term.buffer.active;

@@ -47,6 +47,8 @@ const HISTORY_BYTES = 64 * 1024; // what localStorage gets at most
 // The widest the terminal grows to fit a line (kubectl get -o wide, describe's
 // events, trace); longer lines wrap.
 const MAX_COLS = 240;
+const FONTS = 'ui-monospace, "SF Mono", "Cascadia Mono", "DejaVu Sans Mono", Menlo, Consolas, "Noto Sans Mono CJK JP", monospace';
+const JA_FONTS = '"BIZ UDGothic", "MS Gothic", "Noto Sans Mono CJK JP", "Osaka-Mono"';
 // Tab's list: at most this many choices are shown.
 const LIST_MAX = 300;
 
@@ -125,7 +127,7 @@ export class Console {
       allowProposedApi: true, // the unicode11 addon's term.unicode
       convertEol: true,
       cursorBlink: true,
-      fontFamily: 'ui-monospace, "SF Mono", "Cascadia Mono", "DejaVu Sans Mono", Menlo, Consolas, "Noto Sans Mono CJK JP", monospace',
+      fontFamily: FONTS,
       fontSize: 14,
       lineHeight: 1.15,
       scrollback: 5000,
@@ -151,8 +153,9 @@ export class Console {
     this.term.unicode.activeVersion = '11';
     this.wideCols = 0; // the columns output needed beyond the view's (0: none)
     this.viewCols = 0; // the columns the view shows
-    this.outCol = 0;   // the column the last output ended at
+    this.outState = { col: 0, gap: false, spaces: 0, ink: false }; // where output ended (termtext.measure)
     this.term.open(el);
+    el.addEventListener('scroll', () => this.shadeEdge(), { passive: true });
     this.fitNow();
     new ResizeObserver(() => this.fitNow()).observe(el);
 
@@ -228,6 +231,28 @@ export class Console {
     this.el.classList.toggle('wide', wide);
     xt.style.width = wide ? `${Math.ceil(this.term.cols * this.cellWidth()) + 16}px` : '';
     if (!wide) this.el.scrollLeft = 0;
+    this.shadeEdge();
+  }
+
+  // Shade the right edge while there is more to see that way.
+  shadeEdge() {
+    const panel = this.el.parentElement;
+    if (!panel) return;
+    const more = this.el.scrollLeft + this.el.clientWidth < this.el.scrollWidth - 4;
+    panel.classList.toggle('more-right', more);
+  }
+
+  /**
+   * The page's language: Japanese wants a font whose Latin letters are half
+   * as wide as its kana and kanji, so that a wide character fills its two
+   * cells exactly (BIZ UDGothic, MS Gothic, Noto Sans Mono CJK, Osaka-Mono);
+   * without one, the fallback's narrower glyphs leave small gaps.
+   */
+  setLang(code) {
+    const family = code === 'ja' ? `${JA_FONTS}, ${FONTS}` : FONTS;
+    if (this.term.options.fontFamily === family) return;
+    this.term.options.fontFamily = family;
+    this.fitNow();
   }
 
   // Widen the terminal so that a line of need columns fits unwrapped.
@@ -268,11 +293,7 @@ export class Console {
 
   write(data) {
     if (data.length === 0) return;
-    if (typeof data === 'string') {
-      const m = measure(data, this.outCol);
-      this.widen(m.widest);
-      this.outCol = m.col;
-    }
+    if (typeof data === 'string') this.widen(measure(data, this.outState).table);
     this.term.write(data);
     const last = typeof data === 'string' ? data.charCodeAt(data.length - 1) : data[data.length - 1];
     this.atLineStart = last === 10;
@@ -327,7 +348,7 @@ export class Console {
     });
     this.renderedRows = atRow;
     this.atLineStart = false;
-    this.outCol = at % cols;
+    this.outState = { col: at % cols, gap: false, spaces: 0, ink: true };
   }
 
   input(data) {

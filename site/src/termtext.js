@@ -37,13 +37,17 @@ export const STDERR_COLOUR = {
 };
 
 /**
- * Columns of the widest line of text, counting on from col (the column the
- * previous output ended at). Escape sequences take none, a tab goes to the
- * next multiple of 8, \r returns to 0. Returns {widest, col}: col is where
- * the text ends.
+ * Columns of the widest line of text, counting on from where the previous
+ * output ended (state, updated: {col, gap, spaces, ink}). Escape sequences
+ * take none, a tab goes to the next multiple of 8, \r and \n return to 0.
+ * Returns {widest, table}: table is the widest of the lines that look like
+ * a table's rows (two or more spaces between words: kubectl's tabwriter
+ * columns, describe's events), which the terminal widens for; prose wraps.
  */
-export function measure(text, col = 0) {
-  let widest = col;
+export function measure(text, state = { col: 0, gap: false, spaces: 0, ink: false }) {
+  let widest = state.col;
+  let table = state.gap ? state.col : 0;
+  const newline = () => { state.col = 0; state.gap = false; state.spaces = 0; state.ink = false; };
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x1b) {
@@ -60,16 +64,27 @@ export function measure(text, col = 0) {
       }
       continue;
     }
-    if (c === 10) { col = 0; continue; }
-    if (c === 13) { col = 0; continue; }
-    if (c === 9) { col = (Math.floor(col / 8) + 1) * 8; widest = Math.max(widest, col); continue; }
-    if (c < 32) continue;
-    const cp = text.codePointAt(i);
-    if (cp > 0xffff) i++;
-    col += charWidth(String.fromCodePoint(cp));
-    widest = Math.max(widest, col);
+    if (c === 10 || c === 13) { newline(); continue; }
+    if (c === 9) {
+      state.col = (Math.floor(state.col / 8) + 1) * 8;
+      state.spaces += 2;
+    } else if (c < 32) {
+      continue;
+    } else if (c === 32) {
+      state.col++;
+      state.spaces++;
+    } else {
+      const cp = text.codePointAt(i);
+      if (cp > 0xffff) i++;
+      if (state.ink && state.spaces >= 2) state.gap = true;
+      state.ink = true;
+      state.spaces = 0;
+      state.col += charWidth(String.fromCodePoint(cp));
+    }
+    widest = Math.max(widest, state.col);
+    if (state.gap) table = Math.max(table, state.col);
   }
-  return { widest, col };
+  return { widest, table, col: state.col };
 }
 
 /**

@@ -23,11 +23,22 @@ test('stderrKind: errors are errors; "No resources found" is not', () => {
 });
 
 test('measure counts columns, skipping escapes, CJK as two', () => {
-  assert.deepEqual(measure('abc'), { widest: 3, col: 3 });
-  assert.deepEqual(measure('ab\ncdef\n'), { widest: 4, col: 0 });
-  assert.deepEqual(measure('\x1b[38;5;210merror\x1b[0m'), { widest: 5, col: 5 });
-  assert.deepEqual(measure('日本', 2), { widest: 6, col: 6 });
-  assert.deepEqual(measure('a\tb'), { widest: 9, col: 9 });
+  const m = (text, state) => { const r = measure(text, state); return [r.widest, r.col]; };
+  assert.deepEqual(m('abc'), [3, 3]);
+  assert.deepEqual(m('ab\ncdef\n'), [4, 0]);
+  assert.deepEqual(m('\x1b[38;5;210merror\x1b[0m'), [5, 5]);
+  assert.deepEqual(m('日本', { col: 2, gap: false, spaces: 0, ink: true }), [6, 6]);
+  assert.deepEqual(m('a\tb'), [9, 9]);
+});
+
+test('measure tells table rows from prose', () => {
+  assert.equal(measure('NAME    READY   STATUS\n').table, 22);
+  assert.equal(measure('error: a long sentence with single spaces only\n').table, 0);
+  assert.equal(measure('  kubectl  control the cluster\n').table, 30); // help's lines
+  // a row split over two chunks keeps its state
+  const st = { col: 0, gap: false, spaces: 0, ink: false };
+  measure('web-1   1/1', st);
+  assert.equal(measure('   Running\n', st).table, 21);
 });
 
 test('columns lays choices out down the columns', () => {
