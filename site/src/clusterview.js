@@ -79,6 +79,9 @@ export class ClusterView {
 
   render() {
     const r = this.root;
+    // A hidden tab draws nothing (a 100-replica scale is hundreds of
+    // updates); it draws once when it is shown again (main.js).
+    if (r.hidden) return;
     const state = this.states.nodes === 'live' && this.states.pods === 'live' ? 'live'
       : (this.states.nodes === 'reconnecting' || this.states.pods === 'reconnecting') ? 'reconnecting' : 'connecting';
     const live = r.querySelector('.live-state');

@@ -188,6 +188,7 @@ resizable($('#views'), $('main'));
 const view = new ClusterView($('#cluster'), cache);
 kubetab.view = view;
 view.render();
+$('#views').addEventListener('view', (ev) => { if (ev.detail.name === 'cluster') view.render(); });
 
 // --- the image registry, and a learner's own .wasm -------------------------------
 const images = new ImagesView($('#registry'), cluster);
