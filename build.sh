@@ -130,7 +130,7 @@ browser_tests() {
   local shot=${KUBETAB_SCREENSHOT:-$ROOT/bin/screenshot.png}
   mkdir -p "$(dirname "$shot")"
   KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_SCREENSHOT="$shot" \
-    go test -count=1 -timeout 15m -v ./test/browser/
+    go test -count=1 -timeout 25m -parallel 2 -v ./test/browser/
 }
 
 # fuzz_briefly runs each fuzz target for a fixed number of inputs; their seed

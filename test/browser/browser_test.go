@@ -6,6 +6,12 @@
 // Chromium, so they run only when KUBETAB_BIN names the binary; `./build.sh
 // test` sets it. Plain `go test ./...` skips them.
 //
+// Every test (but the benchmarks) calls t.Parallel: each has its own
+// Chromium profile and so its own cluster in its own worker, and they share
+// only the `kubetab serve` started by TestMain. build.sh runs two at once
+// (-parallel 2), which halves the step on CI's two cores, where a test
+// spends most of its time waiting on the cluster.
+//
 //	KUBETAB_BIN=$PWD/bin/kubetab go test ./test/browser/
 //
 // Optional: KUBETAB_CHROMIUM (default /usr/bin/chromium), KUBETAB_SCREENSHOT
@@ -275,6 +281,7 @@ func typeLine(t *testing.T, ctx context.Context, line string, timeout time.Durat
 // through the worker and syumai/workers, to the apiserver, in one page load.
 // The first long-lived-instance bug of syumai/workers broke the second one.
 func TestBridgeRequests(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 	const n = 10000
@@ -313,6 +320,7 @@ func TestBridgeRequests(t *testing.T) {
 // TestConsole checks the line editor and the shell: an unknown command, the
 // history, and Ctrl-C ending a watch.
 func TestConsole(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 
@@ -384,6 +392,7 @@ func TestConsole(t *testing.T) {
 // TestDeployment is the first lesson: create a Deployment, watch its pods get
 // scheduled and start, and read a container's log.
 func TestDeployment(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 
@@ -458,6 +467,7 @@ func runningPods(out, prefix string) []string {
 // the site and running a command (page, worker, and the browser's own) went
 // to the site's origin: the recording proxy of newBrowser sees them all.
 func TestSameOrigin(t *testing.T) {
+	t.Parallel()
 	ctx, proxy := newBrowser(t)
 	openSite(t, ctx, siteURL)
 	c := typeLine(t, ctx, "kubectl get nodes", 60*time.Second)
@@ -550,6 +560,7 @@ func (pt pageTiming) String() string {
 // rolls out, `kubectl rollout status` follows it to the end, and `kubectl
 // rollout undo` brings the first template back, as the new pods' greetings show.
 func TestRollout(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 
@@ -612,6 +623,7 @@ func TestRollout(t *testing.T) {
 // console still answers, and the page's main thread stays free (its long
 // tasks, seen by a PerformanceObserver, are logged as a measurement).
 func TestBusyGuests(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 	_ = eval[bool](t, ctx, `window.__longTasks = [], new PerformanceObserver(l => l.getEntries().forEach(e => __longTasks.push(e.duration))).observe({type: 'longtask', buffered: true}), true`)

@@ -78,6 +78,7 @@ func mustType(t *testing.T, ctx context.Context, line string) command {
 // "No resources found" is not red but errors are; the history and the
 // files survive a reload; the Japanese page prints help in Japanese.
 func TestConsoleKeys(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 	eval[bool](t, ctx, `(() => {
@@ -269,6 +270,7 @@ func TestConsoleKeys(t *testing.T) {
 // TestConsoleScreenshots saves the console with a wide table and Tab's
 // list, at three window sizes in both languages, to $KUBETAB_SHOTS.
 func TestConsoleScreenshots(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("KUBETAB_SHOTS")
 	if dir == "" {
 		t.Skip("KUBETAB_SHOTS is not set")

@@ -65,6 +65,7 @@ func waitMark(t *testing.T, ctx context.Context, line int, want string) {
 // TestEditorApply: a Deployment written in the editor from its template,
 // Apply, and its pods Running; the file is the console's file too.
 func TestEditorApply(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openEditor(t, ctx)
 	newFromTemplate(t, ctx, "Deployment", "deployment.yaml")
@@ -108,6 +109,7 @@ func TestEditorApply(t *testing.T) {
 // server's strict validation refuses it); a 422's cause is marked on its
 // line; a YAML syntax error is marked.
 func TestEditorInvalid(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openEditor(t, ctx)
 	newFromTemplate(t, ctx, "Deployment", "deployment.yaml")
@@ -141,6 +143,7 @@ func TestEditorInvalid(t *testing.T) {
 // the object in the editor; a 422 reopens it with the cause marked; saving
 // a fixed file changes replicas.
 func TestEditorKubectlEdit(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 	c := typeLine(t, ctx, "kubectl create deployment web --image=hello --replicas=1", 60*time.Second)
@@ -193,6 +196,7 @@ func TestEditorKubectlEdit(t *testing.T) {
 // on the resourceVersion line. kubectl edit, whose patch carries only the
 // learner's change (upstream's too), keeps the other change instead.
 func TestEditorConflict(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openEditor(t, ctx)
 	typeLine(t, ctx, "kubectl create deployment web --image=hello --replicas=1", 60*time.Second)
@@ -236,6 +240,7 @@ func TestEditorConflict(t *testing.T) {
 // TestEditorScreenshots saves the editor with marks and a 422 in the
 // status, in English and Japanese, at three sizes (KUBETAB_SHOTS=DIR).
 func TestEditorScreenshots(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("KUBETAB_SHOTS")
 	if dir == "" {
 		t.Skip("KUBETAB_SHOTS is not set")

@@ -22,6 +22,7 @@ import (
 // fails as kubectl does (AlreadyExists), so the blocks really ran against
 // the cluster in the iframe.
 func TestEmbed(t *testing.T) {
+	t.Parallel()
 	ctx, proxy := newBrowser(t)
 	base := strings.TrimSuffix(siteURL, "/") + "/"
 	page, err := os.ReadFile("../../site/src/embed-example.html")

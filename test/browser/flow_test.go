@@ -79,6 +79,7 @@ true`
 // status, key, revision, who was told and the object's YAML, and following
 // web replays its story from its creation.
 func TestFlowDiagram(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openFlow(t, ctx)
 	_ = eval[bool](t, ctx, flowJS)
@@ -183,6 +184,7 @@ func TestFlowDiagram(t *testing.T) {
 // controller's pod creates and the scheduler's bindings in order, and
 // Continue lets the three pods run.
 func TestFlowStepMode(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openFlow(t, ctx)
 	_ = eval[bool](t, ctx, flowJS)
@@ -264,6 +266,7 @@ func TestFlowStepMode(t *testing.T) {
 // is created and scheduled; the page's main thread long tasks (a
 // PerformanceObserver) are logged as the measurement.
 func TestFlowLongTasks(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openFlow(t, ctx)
 	_ = eval[bool](t, ctx, flowJS)
@@ -345,6 +348,7 @@ func saveFlowShots(t *testing.T, ctx context.Context, name string) {
 // detail open and step mode holding writes, in English and Japanese
 // ($KUBETAB_SHOTS).
 func TestFlowScreenshots(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("KUBETAB_SHOTS") == "" {
 		t.Skip("KUBETAB_SHOTS is not set")
 	}

@@ -18,6 +18,7 @@ import (
 // over 8 MiB, or that would replace a built-in image are refused with the Go
 // error's text, and nothing is listed for them.
 func TestAddImage(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 	waitJS(t, ctx, "the images to be listed", `document.querySelector('#images tr[data-ref="hello:1.0"]')`, 30*time.Second)

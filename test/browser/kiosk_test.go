@@ -18,6 +18,7 @@ import (
 // reloads into a fresh cluster; an idle kiosk warns, then does the same; a
 // link off the machine does nothing.
 func TestKiosk(t *testing.T) {
+	t.Parallel()
 	bin := os.Getenv("KUBETAB_BIN")
 	if bin == "" {
 		t.Skip("KUBETAB_BIN is not set")

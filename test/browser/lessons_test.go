@@ -133,6 +133,7 @@ func longTasks(t *testing.T, ctx context.Context) (int, float64) {
 // buttons until every step passes; a reload keeps the progress; Reset gives
 // a fresh cluster with the setup run again and the progress cleared.
 func TestLessonPlay(t *testing.T) {
+	t.Parallel()
 	url := lessonSite(t)
 	ctx, _ := newBrowserFor(t, url)
 	openLessons(t, ctx, url, "#/lessons")
@@ -195,6 +196,7 @@ func TestLessonPlay(t *testing.T) {
 // TestLessonNodes plays the second test lesson: its own two nodes, a
 // heredoc typed by a Run button, and a solution.
 func TestLessonNodes(t *testing.T) {
+	t.Parallel()
 	url := lessonSite(t)
 	ctx, _ := newBrowserFor(t, url)
 	openLessons(t, ctx, url, "#/lessons/02-test-nodes")
@@ -211,6 +213,7 @@ func TestLessonNodes(t *testing.T) {
 // TestLessonOpenFile opens lesson files from disk: a good one plays at
 // once, a malformed one shows core/lesson's file:line message.
 func TestLessonOpenFile(t *testing.T) {
+	t.Parallel()
 	url := lessonSite(t)
 	ctx, _ := newBrowserFor(t, url)
 	openLessons(t, ctx, url, "#/lessons")
@@ -247,6 +250,7 @@ func TestLessonOpenFile(t *testing.T) {
 // TestLessonJapanese: the Japanese UI shows the lessons' Japanese text, and
 // switching language in a lesson keeps its progress and the place.
 func TestLessonJapanese(t *testing.T) {
+	t.Parallel()
 	url := lessonSite(t)
 	ctx, _ := newBrowserFor(t, url)
 	openLessons(t, ctx, url, "#/lessons/01-test-deployment")
@@ -284,6 +288,7 @@ func TestLessonJapanese(t *testing.T) {
 // three window sizes in both languages to $KUBETAB_SHOTS (a folder), for
 // a person to look at. It plays the embedded course's first lesson.
 func TestLessonScreenshots(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("KUBETAB_SHOTS")
 	if dir == "" {
 		t.Skip("KUBETAB_SHOTS is not set")

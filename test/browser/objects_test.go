@@ -75,6 +75,7 @@ func runOK(t *testing.T, ctx context.Context, line, want string) command {
 // clicking a pod shows its YAML, describe and events; the events view lists
 // the pods' Scheduled, Pulled and Started events and filters by one pod.
 func TestObjectsGraph(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openObjects(t, ctx)
 	if got := eval[string](t, ctx, `document.querySelector('[data-view-tab=objects]').textContent`); got != "Objects" {
@@ -199,6 +200,7 @@ func TestObjectsGraph(t *testing.T) {
 // the pods are drawn as one box per ReplicaSet with their count, and the
 // main thread's long tasks are measured.
 func TestObjectsScale(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openObjects(t, ctx)
 	runOK(t, ctx, "kubectl create deployment big --image=hello --replicas=3", "created")
@@ -236,6 +238,7 @@ func TestObjectsScale(t *testing.T) {
 // TestObjectsScreenshots saves the objects and events views at three sizes in
 // both languages to $KUBETAB_SHOTS, for a person to look at.
 func TestObjectsScreenshots(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("KUBETAB_SHOTS")
 	if dir == "" {
 		t.Skip("KUBETAB_SHOTS is not set")

@@ -22,6 +22,7 @@ import (
 // new lesson JSON, so a new sw.js) replaces the cached one: the old cache is
 // deleted and the next load shows the changed lesson.
 func TestOffline(t *testing.T) {
+	t.Parallel()
 	bin := os.Getenv("KUBETAB_BIN")
 	if bin == "" {
 		t.Skip("KUBETAB_BIN is not set")

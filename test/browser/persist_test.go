@@ -66,6 +66,7 @@ func acceptDialogs(t *testing.T, ctx context.Context) {
 // fresh profiles; Reset empties it; a corrupt save gives a message and a
 // working fresh cluster. Each step names the acceptance item it shows.
 func TestPersist(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	acceptDialogs(t, ctx)
 	openSite(t, ctx, siteURL)

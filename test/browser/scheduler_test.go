@@ -71,6 +71,7 @@ func viewShots(t *testing.T, ctx context.Context, name, focus string) {
 // for, what was free of what the node has). A pod that fits shows each
 // feasible node's scores and the node chosen, the one it was bound to.
 func TestSchedulerView(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1440, 900)); err != nil {

@@ -19,6 +19,7 @@ import (
 // first lesson's first step passes by its Run buttons, and every request
 // stays under the sub-path (relative URLs only).
 func TestStaticHost(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("KUBETAB_BIN") == "" {
 		t.Skip("KUBETAB_BIN is not set")
 	}

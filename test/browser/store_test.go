@@ -14,6 +14,7 @@ import (
 // resourceVersion is etcd's modRevision). Scaling the Deployment writes the
 // key again: the history grows and the mod revision follows.
 func TestStoreView(t *testing.T) {
+	t.Parallel()
 	ctx, _ := newBrowser(t)
 	openSite(t, ctx, siteURL)
 	c := typeLine(t, ctx, "kubectl create deployment web --image=hello", 60*time.Second)
