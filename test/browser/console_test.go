@@ -227,7 +227,6 @@ func TestConsoleKeys(t *testing.T) {
 		t.Errorf("an error is coloured %s, want red (palette 210)", got)
 	}
 
-
 	// A reload keeps the history and the files.
 	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
 		t.Fatal(err)

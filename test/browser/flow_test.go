@@ -162,7 +162,9 @@ func TestFlowDiagram(t *testing.T) {
 		t.Errorf("following web: playback mode %q, want play (the replay from its creation)", st)
 	}
 	// Step back and forward move the drawn hop.
-	jsClick := func(sel string) { _ = eval[bool](t, ctx, `document.querySelector('[data-view=flow] `+sel+`').click(), true`) }
+	jsClick := func(sel string) {
+		_ = eval[bool](t, ctx, `document.querySelector('[data-view=flow] `+sel+`').click(), true`)
+	}
 	if eval[string](t, ctx, `kubetab.flow.state().mode`) != "paused" {
 		jsClick(`[data-play=toggle]`)
 	}
