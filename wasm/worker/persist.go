@@ -245,17 +245,21 @@ func (d *persistDoor) resetCluster(args []safejs.Value) any {
 
 func (d *persistDoor) exportSnapshot(args []safejs.Value) any {
 	id := idArg(args, "exportSnapshot")
-	var buf bytes.Buffer
-	if err := d.sess.Cluster().Snapshot(&buf); err != nil {
-		d.reply(id, "export", "", err)
-		return nil
-	}
-	u8, err := d.h.bytes(buf.Bytes())
-	if err != nil {
-		d.reply(id, "export", "", err)
-		return nil
-	}
-	d.h.call("exported", id, u8)
+	// In a goroutine: encoding a snapshot gives the JS event loop turns
+	// (core/eventloop), which cannot happen inside this callback.
+	d.goReport("exportSnapshot", func() {
+		var buf bytes.Buffer
+		if err := d.sess.Cluster().Snapshot(&buf); err != nil {
+			d.reply(id, "export", "", err)
+			return
+		}
+		u8, err := d.h.bytes(buf.Bytes())
+		if err != nil {
+			d.reply(id, "export", "", err)
+			return
+		}
+		d.h.call("exported", id, u8)
+	})
 	return nil
 }
 
