@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -154,9 +155,18 @@ func TestConsoleKeys(t *testing.T) {
 	eval[bool](t, ctx, `(window.longTasks.length = 0, true)`)
 	c := mustType(t, ctx, "kubectl get pods -o wide")
 	rows := strings.Split(strings.TrimSpace(c.Output), "\n")
-	// xterm parses what it is given on its next tick: wait for the last row.
-	waitJS(t, ctx, "the table in the terminal", fmt.Sprintf(`kubetab.consoleText().includes(%q)`, strings.Fields(rows[len(rows)-1])[0]), 10*time.Second)
-	waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
+	// xterm parses what it is given on later ticks, and a loaded machine may
+	// take seconds: wait until every row is on one terminal line (a pod's name
+	// alone would not do, the Tab listing above printed them already).
+	trimmed := make([]string, len(rows))
+	for i, row := range rows {
+		trimmed[i] = strings.TrimRight(row, " ")
+	}
+	want, _ := json.Marshal(trimmed)
+	_, _ = chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`(() => {
+		const lines = kubetab.consoleText().split('\n');
+		return %s.every(r => lines.some(l => l.includes(r)));
+	})()`, want), chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)))
 	text := eval[string](t, ctx, `kubetab.consoleText()`)
 	for _, row := range rows {
 		row = strings.TrimRight(row, " ")
