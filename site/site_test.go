@@ -48,7 +48,7 @@ func TestHandler(t *testing.T) {
 		{"/main.css", 200, "text/css; charset=utf-8"},
 		{"/missing.js", 404, ""},
 		{"/.keep", 404, ""},
-		{"/../site.go", 404, ""}, // cleaned to "/site.go", which is not in the site
+		{"/../site.go", 404, ""},  // cleaned to "/site.go", which is not in the site
 		{"/favicon.ico", 301, ""}, // to favicon.svg (see TestFaviconICO)
 	}
 	for _, tt := range tests {
