@@ -72,6 +72,9 @@ func (s *Server) serveBodies(w http.ResponseWriter, r *http.Request, cmd []strin
 		return
 	}
 	opts.v5 = true
+	// Over HTTP/1.1 net/http stops reading a request body once the answer
+	// has begun, unless asked not to (in process, both are pipes anyway).
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	w.Header().Set("Content-Type", channelsContentType)
 	w.WriteHeader(http.StatusOK)
 	c := &bodyConn{in: bufio.NewReader(r.Body), w: w, body: r.Body}
