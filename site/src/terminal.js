@@ -214,7 +214,14 @@ export class Console {
       else if (cursorBottom - cellH < vv.offsetTop) window.scrollBy(0, cursorBottom - cellH - vv.offsetTop - 12);
     };
     this.keepVisible = () => requestAnimationFrame(keep);
-    vv.addEventListener('resize', this.keepVisible);
+    // Whether the keyboard is up, kept from the viewport's own resizes:
+    // reading vv.height or innerHeight at each keystroke forces a layout of
+    // the whole page (with busy views, milliseconds per key).
+    this.keyboardUp = false;
+    vv.addEventListener('resize', () => {
+      this.keyboardUp = vv.height < window.innerHeight - 80;
+      this.keepVisible();
+    });
     this.term.textarea && this.term.textarea.addEventListener('focus', () => setTimeout(this.keepVisible, 300));
   }
 
@@ -357,8 +364,7 @@ export class Console {
     seq += `\r${at % cols ? `\x1b[${at % cols}C` : ''}`;
     this.term.write(seq, () => {
       this.followCursor();
-      const vv = window.visualViewport;
-      if (this.keepVisible && vv && vv.height < window.innerHeight - 80) this.keepVisible(); // the keyboard is up
+      if (this.keepVisible && this.keyboardUp) this.keepVisible();
     });
     this.renderedRows = atRow;
     this.atLineStart = false;

@@ -242,7 +242,7 @@ export class Diagram {
       if (!by.has(node)) by.set(node, []);
       by.get(node).push({ name: p.metadata.name, phase: (p.status && p.status.phase) || 'Pending', deleting: !!p.metadata.deletionTimestamp });
     }
-    for (const list of by.values()) list.sort((a, b) => a.name.localeCompare(b.name));
+    for (const list of by.values()) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)); // ASCII names
     this.pods = by;
     this.drawPods();
   }
