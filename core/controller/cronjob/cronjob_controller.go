@@ -386,4 +386,3 @@ func (jm *Controller) deleteJob(ctx context.Context, cj *batchv1.CronJob, j *bat
 	jm.recorder.Eventf(cj, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted job %v", j.Name)
 	return true
 }
-
