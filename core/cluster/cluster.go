@@ -40,6 +40,7 @@ import (
 	"github.com/kubetab/kubetab/core/apiserver"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
+	"github.com/kubetab/kubetab/core/controller/daemon"
 	"github.com/kubetab/kubetab/core/controller/deployment"
 	"github.com/kubetab/kubetab/core/controller/disruption"
 	"github.com/kubetab/kubetab/core/controller/endpoint"
@@ -53,6 +54,7 @@ import (
 	"github.com/kubetab/kubetab/core/controller/replicaset"
 	"github.com/kubetab/kubetab/core/controller/rootcacertpublisher"
 	"github.com/kubetab/kubetab/core/controller/serviceaccount"
+	"github.com/kubetab/kubetab/core/controller/statefulset"
 	"github.com/kubetab/kubetab/core/kubelet"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/core/scheduler"
@@ -445,7 +447,16 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc, rcp, sac)
+	// DaemonSets and StatefulSets, with their ControllerRevisions.
+	dmc, err := daemon.New(daemon.Config{Client: c.Client(daemon.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	ssc, err := statefulset.New(statefulset.Config{Client: c.Client(statefulset.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc, rcp, sac, dmc, ssc)
 	sched, err := scheduler.New(scheduler.Config{Client: c.Client("kube-scheduler"), Clock: clk})
 	if err != nil {
 		return err
@@ -478,6 +489,7 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	c.synced = []func() bool{
 		dc.HasSynced, rsc.HasSynced, gc.HasSynced, nsc.HasSynced, nlc.HasSynced, tec.HasSynced,
 		jc.HasSynced, epc.HasSynced, esc.HasSynced, dsc.HasSynced, pgc.HasSynced, sched.HasSynced,
+		dmc.HasSynced, ssc.HasSynced,
 		rcp.HasSynced, sac.HasSynced,
 	}
 	for _, n := range c.nodes {
