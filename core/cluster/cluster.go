@@ -52,6 +52,7 @@ import (
 	"github.com/kubetab/kubetab/core/controller/nodelifecycle/tainteviction"
 	"github.com/kubetab/kubetab/core/controller/podgc"
 	"github.com/kubetab/kubetab/core/controller/replicaset"
+	"github.com/kubetab/kubetab/core/controller/replication"
 	"github.com/kubetab/kubetab/core/controller/rootcacertpublisher"
 	"github.com/kubetab/kubetab/core/controller/serviceaccount"
 	"github.com/kubetab/kubetab/core/controller/statefulset"
@@ -456,7 +457,11 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc, rcp, sac, dmc, ssc)
+	rmc, err := replication.New(replication.Config{Client: c.Client(replication.Component), Clock: clk})
+	if err != nil {
+		return err
+	}
+	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc, rcp, sac, dmc, ssc, rmc)
 	sched, err := scheduler.New(scheduler.Config{Client: c.Client("kube-scheduler"), Clock: clk})
 	if err != nil {
 		return err
@@ -489,7 +494,7 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	c.synced = []func() bool{
 		dc.HasSynced, rsc.HasSynced, gc.HasSynced, nsc.HasSynced, nlc.HasSynced, tec.HasSynced,
 		jc.HasSynced, epc.HasSynced, esc.HasSynced, dsc.HasSynced, pgc.HasSynced, sched.HasSynced,
-		dmc.HasSynced, ssc.HasSynced,
+		dmc.HasSynced, ssc.HasSynced, rmc.HasSynced,
 		rcp.HasSynced, sac.HasSynced,
 	}
 	for _, n := range c.nodes {
