@@ -52,7 +52,7 @@ func (s *session) newRolloutCommand() *cobra.Command {
 const revisionAnnotation = "deployment.kubernetes.io/revision"
 
 // rolloutTargets selects deployments (and for status, history and undo
-// DaemonSets and StatefulSets); other kinds get upstream's "no ... has
+// DaemonSets and StatefulSets, and restart them); other kinds get upstream's "no ... has
 // been implemented" error.
 func (s *session) rolloutTargets(cmd *cobra.Command, sel *selection, args []string, what string) ([]selected, error) {
 	if len(args) == 0 && len(sel.files) == 0 {
@@ -63,7 +63,7 @@ func (s *session) rolloutTargets(cmd *cobra.Command, sel *selection, args []stri
 		return objs, err
 	}
 	for _, o := range objs {
-		if o.res.Kind != "Deployment" && !(isRevisioned(o.res.Kind) && (what == "status viewer" || what == "history viewer" || what == "rollbacker")) {
+		if o.res.Kind != "Deployment" && !(isRevisioned(o.res.Kind) && (what == "status viewer" || what == "history viewer" || what == "rollbacker" || what == "restarter")) {
 			return nil, fmt.Errorf("no %s has been implemented for %s", what, o.res.GroupVersion().WithKind(o.res.Kind).GroupKind())
 		}
 	}

@@ -72,8 +72,12 @@ func TestRolloutRevisionsOnCluster(t *testing.T) {
 		{line: "rollout status sts/web --timeout=2m", out: "partitioned roll out complete: 2 new pods have been updated...\n"},
 		{line: "rollout history sts/web", out: "statefulset.apps/web \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"},
 		{line: "rollout undo sts/web", out: "statefulset.apps/web rolled back\n"},
+		{line: "rollout status sts/web --timeout=2m", out: "partitioned roll out complete: 2 new pods have been updated...\n"},
 		{line: "rollout history sts/web", out: "REVISION  CHANGE-CAUSE\n2         <none>\n3         <none>\n\n"},
 		{line: "rollout pause sts/web", code: 1, errs: "error: no pauser has been implemented for StatefulSet.apps\n"},
+		{line: "rollout restart ds/agent", out: "daemonset.apps/agent restarted\n"},
+		{line: "rollout status ds/agent --timeout=2m", out: "daemon set \"agent\" successfully rolled out\n"},
+		{line: "get ds agent -o jsonpath={.status.updatedNumberScheduled}:{.status.observedGeneration}", out: "3:4"},
 	} {
 		out, errs, code := run(tc.line)
 		if code != tc.code || !strings.HasSuffix(out, tc.out) || !strings.HasSuffix(errs, tc.errs) || !strings.Contains(out, tc.outContain) {
