@@ -145,7 +145,9 @@ func TestRollingUpdateAndHistory(t *testing.T) {
 	first := revs[0].Name
 	update := func(image string) {
 		controllertest.Update(e, func() (*appsv1.DaemonSet, error) { return daemon.DaemonSets(e.Client).Get(e.Ctx, "default", "agent") },
-			func(ds *appsv1.DaemonSet) (*appsv1.DaemonSet, error) { return daemon.DaemonSets(e.Client).Update(e.Ctx, ds) },
+			func(ds *appsv1.DaemonSet) (*appsv1.DaemonSet, error) {
+				return daemon.DaemonSets(e.Client).Update(e.Ctx, ds)
+			},
 			func(ds *appsv1.DaemonSet) { ds.Spec.Template.Spec.Containers[0].Image = image })
 	}
 	update("hello:2.0")
@@ -190,7 +192,9 @@ func TestMaxUnavailableHoldsOldPods(t *testing.T) {
 		return ds.Status.NumberAvailable == 3, fmt.Sprintf("%+v", ds.Status)
 	})
 	controllertest.Update(e, func() (*appsv1.DaemonSet, error) { return daemon.DaemonSets(e.Client).Get(e.Ctx, "default", "agent") },
-		func(ds *appsv1.DaemonSet) (*appsv1.DaemonSet, error) { return daemon.DaemonSets(e.Client).Update(e.Ctx, ds) },
+		func(ds *appsv1.DaemonSet) (*appsv1.DaemonSet, error) {
+			return daemon.DaemonSets(e.Client).Update(e.Ctx, ds)
+		},
 		func(ds *appsv1.DaemonSet) { ds.Spec.Template.Spec.Containers[0].Image = "hello:2.0" })
 	count := func() (old, updated int) {
 		for _, images := range podsByNode(e) {

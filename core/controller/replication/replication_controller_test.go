@@ -70,7 +70,9 @@ func TestReplicationController(t *testing.T) {
 		return false, "none"
 	})
 	controllertest.Update(e, func() (*corev1.ReplicationController, error) { return rcs.Get(e.Ctx, "default", "legacy") },
-		func(rc *corev1.ReplicationController) (*corev1.ReplicationController, error) { return rcs.Update(e.Ctx, rc) },
+		func(rc *corev1.ReplicationController) (*corev1.ReplicationController, error) {
+			return rcs.Update(e.Ctx, rc)
+		},
 		func(rc *corev1.ReplicationController) { rc.Spec.Replicas = ptr(int32(1)) })
 	e.Eventually("scaled to 1", func() (bool, string) {
 		rc, _ := rcs.Get(e.Ctx, "default", "legacy")

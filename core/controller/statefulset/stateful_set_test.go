@@ -55,8 +55,12 @@ func get(e *controllertest.Env, name string) *appsv1.StatefulSet {
 }
 
 func update(e *controllertest.Env, name string, mutate func(*appsv1.StatefulSet)) {
-	controllertest.Update(e, func() (*appsv1.StatefulSet, error) { return statefulset.StatefulSets(e.Client).Get(e.Ctx, "default", name) },
-		func(s *appsv1.StatefulSet) (*appsv1.StatefulSet, error) { return statefulset.StatefulSets(e.Client).Update(e.Ctx, s) },
+	controllertest.Update(e, func() (*appsv1.StatefulSet, error) {
+		return statefulset.StatefulSets(e.Client).Get(e.Ctx, "default", name)
+	},
+		func(s *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
+			return statefulset.StatefulSets(e.Client).Update(e.Ctx, s)
+		},
 		mutate)
 }
 
@@ -141,7 +145,10 @@ func TestRollingUpdatePartitionAndRollback(t *testing.T) {
 	if _, err := statefulset.StatefulSets(e.Client).Create(e.Ctx, set); err != nil {
 		t.Fatal(err)
 	}
-	e.Eventually("3 ready", func() (bool, string) { s := get(e, "web"); return s.Status.ReadyReplicas == 3, fmt.Sprintf("%+v", s.Status) })
+	e.Eventually("3 ready", func() (bool, string) {
+		s := get(e, "web")
+		return s.Status.ReadyReplicas == 3, fmt.Sprintf("%+v", s.Status)
+	})
 	first := get(e, "web").Status.CurrentRevision
 	// A canary: partition 2 updates only web-2.
 	update(e, "web", func(s *appsv1.StatefulSet) {
@@ -185,7 +192,10 @@ func TestOnDeleteKeepsPods(t *testing.T) {
 	if _, err := statefulset.StatefulSets(e.Client).Create(e.Ctx, set); err != nil {
 		t.Fatal(err)
 	}
-	e.Eventually("2 ready", func() (bool, string) { s := get(e, "web"); return s.Status.ReadyReplicas == 2, fmt.Sprintf("%+v", s.Status) })
+	e.Eventually("2 ready", func() (bool, string) {
+		s := get(e, "web")
+		return s.Status.ReadyReplicas == 2, fmt.Sprintf("%+v", s.Status)
+	})
 	update(e, "web", func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "hello:2.0" })
 	e.Eventually("observed", func() (bool, string) {
 		s := get(e, "web")
