@@ -442,11 +442,26 @@ func (dsc *Controller) manage(ctx context.Context, ds *appsv1.DaemonSet, nodes [
 			if len(running) == 0 && shouldRun {
 				create = append(create, node.Name)
 			}
-			// More than one: keep the oldest (two are normal while surging,
-			// and the rolling update decides then).
-			if len(running) > 1 && maxSurge(ds) == 0 {
+			// More than one: keep the oldest; while surging, the oldest
+			// old and the oldest new one (the rolling update deletes the
+			// old once the new is available).
+			if len(running) > 1 {
 				sort.Slice(running, func(i, j int) bool { return olderPod(running[i], running[j]) })
-				del = append(del, running[1:]...)
+				if maxSurge(ds) == 0 {
+					del = append(del, running[1:]...)
+				} else {
+					gen := templateGeneration(ds)
+					var keptNew, keptOld bool
+					for _, p := range running {
+						if isPodUpdated(p, hash, gen) && !keptNew {
+							keptNew = true
+						} else if !isPodUpdated(p, hash, gen) && !keptOld {
+							keptOld = true
+						} else {
+							del = append(del, p)
+						}
+					}
+				}
 			}
 		default:
 			for _, p := range pods {
@@ -485,16 +500,11 @@ func (dsc *Controller) syncNodes(ctx context.Context, ds *appsv1.DaemonSet, del 
 	if len(create) == 0 && len(del) == 0 {
 		return nil
 	}
-	if len(create) > 0 {
-		dsc.expectations.ExpectCreations(key, len(create))
+	keys := make([]string, len(del))
+	for i, p := range del {
+		keys[i] = controller.PodKey(p)
 	}
-	if len(del) > 0 {
-		keys := make([]string, len(del))
-		for i, p := range del {
-			keys[i] = controller.PodKey(p)
-		}
-		dsc.expectations.ExpectDeletions(key, keys)
-	}
+	dsc.expectations.Expect(key, len(create), keys)
 	template := *ds.Spec.Template.DeepCopy()
 	addDaemonTolerations(&template.Spec)
 	template.Labels = copyLabels(template.Labels)

@@ -228,3 +228,43 @@ func names(revs []*appsv1.ControllerRevision) []string {
 	}
 	return out
 }
+
+// TestMaxSurge: with maxSurge 1 and maxUnavailable 0 the new pod starts
+// beside the old one, which goes once the new one is available; the
+// update completes on every node.
+func TestMaxSurge(t *testing.T) {
+	e := controllertest.NewEnv(t)
+	for i := 1; i <= 3; i++ {
+		addNode(t, e, fmt.Sprintf("node-%d", i), nil)
+	}
+	e.RunReadyKubelet()
+	start(t, e)
+	ds := makeDS("agent")
+	surge, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+	ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxSurge: &surge, MaxUnavailable: &zero}}
+	if _, err := daemon.DaemonSets(e.Client).Create(e.Ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("3 available", func() (bool, string) {
+		ds, _ := daemon.DaemonSets(e.Client).Get(e.Ctx, "default", "agent")
+		return ds.Status.NumberAvailable == 3, fmt.Sprintf("%+v", ds.Status)
+	})
+	controllertest.Update(e, func() (*appsv1.DaemonSet, error) { return daemon.DaemonSets(e.Client).Get(e.Ctx, "default", "agent") },
+		func(ds *appsv1.DaemonSet) (*appsv1.DaemonSet, error) { return daemon.DaemonSets(e.Client).Update(e.Ctx, ds) },
+		func(ds *appsv1.DaemonSet) { ds.Spec.Template.Spec.Containers[0].Image = "hello:2.0" })
+	sawTwo := false
+	e.Eventually("every node on hello:2.0", func() (bool, string) {
+		byNode := podsByNode(e)
+		for _, images := range byNode {
+			if len(images) == 2 {
+				sawTwo = true
+			}
+		}
+		got := fmt.Sprint(byNode)
+		return got == "map[node-1:[hello:2.0] node-2:[hello:2.0] node-3:[hello:2.0]]", got
+	})
+	if !sawTwo {
+		t.Log("never saw an old and a new pod on one node (the surge may have been quicker than the polls)")
+	}
+}
