@@ -251,7 +251,9 @@ func TestMaxSurge(t *testing.T) {
 		return ds.Status.NumberAvailable == 3, fmt.Sprintf("%+v", ds.Status)
 	})
 	controllertest.Update(e, func() (*appsv1.DaemonSet, error) { return daemon.DaemonSets(e.Client).Get(e.Ctx, "default", "agent") },
-		func(ds *appsv1.DaemonSet) (*appsv1.DaemonSet, error) { return daemon.DaemonSets(e.Client).Update(e.Ctx, ds) },
+		func(ds *appsv1.DaemonSet) (*appsv1.DaemonSet, error) {
+			return daemon.DaemonSets(e.Client).Update(e.Ctx, ds)
+		},
 		func(ds *appsv1.DaemonSet) { ds.Spec.Template.Spec.Containers[0].Image = "hello:2.0" })
 	sawTwo := false
 	e.Eventually("every node on hello:2.0", func() (bool, string) {
