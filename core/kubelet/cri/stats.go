@@ -23,9 +23,11 @@ type ContainerStats struct {
 	// ThrottledNanoSeconds is how long the CPU limit kept the guest from
 	// running (cpu.stat's throttled_time).
 	ThrottledNanoSeconds uint64
-	// WorkingSetBytes is the guest's memory: its linear memory's size while
-	// it runs, 0 once it has exited. (A plain, uninstrumented module reports
-	// its initial memory: its growth is not seen.)
+	// WorkingSetBytes is the container's memory: the linear memory of its
+	// running instances together (its own process, execs, spawned
+	// programs), as a cgroup's memory.current counts all its processes; 0
+	// once it has exited. (A plain, uninstrumented module reports its
+	// initial memory: its growth is not seen.)
 	WorkingSetBytes uint64
 }
 
@@ -68,7 +70,7 @@ func (c *container) stats() ContainerStats {
 	s.UsageCoreNanoSeconds = uint64(g.cpu.Load() + c.execCPU.Load())
 	s.ThrottledNanoSeconds = uint64(g.throttled.Load())
 	if c.state == ContainerRunning {
-		s.WorkingSetBytes = uint64(g.pages.Load()) * wasmPageSize
+		s.WorkingSetBytes = uint64(max(c.memPages.Load(), 0)) * wasmPageSize
 	}
 	now := mono()
 	if prev := c.lastStats; prev.at != 0 && now > prev.at && s.UsageCoreNanoSeconds >= prev.cpu {
