@@ -79,3 +79,20 @@ func (c *container) stats() ContainerStats {
 	c.lastStats = statsSample{at: now, cpu: s.UsageCoreNanoSeconds}
 	return s
 }
+
+// WorkingSetBytes is a container's memory now (ContainerStats'
+// WorkingSetBytes), read without taking a CPU sample, so the eviction
+// manager's reads do not shorten `kubectl top`'s CPU window; 0 for an
+// unknown or stopped container.
+func (r *Runtime) WorkingSetBytes(id string) uint64 {
+	c, err := r.get(id)
+	if err != nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != ContainerRunning {
+		return 0
+	}
+	return uint64(max(c.memPages.Load(), 0)) * wasmPageSize
+}
