@@ -487,7 +487,11 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc, rcp, sac)
+	tc, err := serviceaccount.NewTokens(serviceaccount.TokensConfig{Client: c.Client(serviceaccount.TokensComponent), Clock: clk})
+	if err != nil {
+		return err
+	}
+	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc, rcp, sac, tc)
 	sched, err := scheduler.New(scheduler.Config{Client: c.Client("kube-scheduler"), Clock: clk})
 	if err != nil {
 		return err
