@@ -189,8 +189,8 @@ func (c *TokensController) syncSecret(ctx context.Context, key types.NamespacedN
 // an unsigned JWT (see the file comment).
 func legacyToken(sa *corev1.ServiceAccount, s *corev1.Secret) []byte {
 	claims := map[string]any{
-		"iss": legacyIssuer,
-		"kubernetes.io/serviceaccount/namespace":            sa.Namespace,
+		"iss":                                    legacyIssuer,
+		"kubernetes.io/serviceaccount/namespace": sa.Namespace,
 		"kubernetes.io/serviceaccount/secret.name":          s.Name,
 		"kubernetes.io/serviceaccount/service-account.name": sa.Name,
 		"kubernetes.io/serviceaccount/service-account.uid":  string(sa.UID),
