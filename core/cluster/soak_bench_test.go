@@ -25,6 +25,7 @@ import (
 // The soak's length and pace: a classroom hour at 20x (three minutes of
 // real time). Shorter runs for a quick look: -soak.minutes=15.
 var (
+	soak        = flag.Bool("soak", false, "run BenchmarkClassroomHour (minutes of real time; `-bench .` skips it otherwise)")
 	soakMinutes = flag.Int("soak.minutes", 60, "BenchmarkClassroomHour: cluster minutes to run")
 	soakSpeed   = flag.Int("soak.speed", 20, "BenchmarkClassroomHour: cluster seconds per real second")
 )
@@ -38,8 +39,11 @@ var (
 // first (a leak grows with the hour, the first ten minutes hold the
 // caches and the compiled images).
 //
-//	go test -run '^$' -bench ClassroomHour -benchtime 1x ./core/cluster
+//	go test -run '^$' -bench ClassroomHour -benchtime 1x ./core/cluster -soak
 func BenchmarkClassroomHour(b *testing.B) {
+	if !*soak {
+		b.Skip("the classroom hour takes three minutes: run it with -soak")
+	}
 	for i := 0; i < b.N; i++ {
 		at10, end := classroomHour(b, *soakMinutes, *soakSpeed)
 		b.ReportMetric(at10/(1<<20), "heap-MB-10min")
