@@ -16,7 +16,7 @@ import (
 )
 
 // TestMemoryHogEvicted is #15's guest-memory acceptance in a whole cluster:
-// a memory hog without a limit on a 256Mi node leaves it below the hard
+// a memory hog without a limit on a 128Mi node leaves it below the hard
 // eviction threshold; the kubelet's eviction manager evicts it (Failed,
 // Evicted, the Evicted event), its node reports MemoryPressure and the
 // node lifecycle controller taints it node.kubernetes.io/memory-pressure,
@@ -25,7 +25,7 @@ func TestMemoryHogEvicted(t *testing.T) {
 	start := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 	clk := testingclock.NewFakeClock(start)
 	c, ctx := startClusterWith(t, cluster.Config{Images: images.New(), Clock: clk, NodeSpecs: []cluster.NodeSpec{
-		{Name: "node-1", Memory: resource.MustParse("256Mi")}, {Name: "node-2"}, {Name: "node-3"},
+		{Name: "node-1", Memory: resource.MustParse("128Mi")}, {Name: "node-2"}, {Name: "node-3"},
 	}})
 	f := &fakeCluster{Cluster: c, t: t, ctx: ctx, clk: clk, cl: c.Client("test"), start: start}
 	onNode1 := func(name string, ctr corev1.Container) {
@@ -36,7 +36,7 @@ func TestMemoryHogEvicted(t *testing.T) {
 		}
 	}
 	onNode1("quiet", corev1.Container{Name: "hello", Image: "hello"})
-	onNode1("hog", corev1.Container{Name: "hog", Image: "oom", Args: []string{"--step-ms=0", "--max-mib=170", "--hold"}})
+	onNode1("hog", corev1.Container{Name: "hog", Image: "oom", Args: []string{"--step-ms=0", "--max-mib=40", "--hold"}})
 	pod := func(name string) *corev1.Pod {
 		p, err := f.cl.Pods().Get(ctx, "default", name)
 		if err != nil {

@@ -26,7 +26,7 @@ func (n *testNode) nodeCondition(t *testing.T, ct corev1.NodeConditionType) core
 }
 
 // TestEvictionMemoryPressure is #15's memory hog without a limit: on a
-// node of 256Mi, a BestEffort pod that holds 170 MiB leaves less than the
+// node of 128Mi, a BestEffort pod that holds 40 MiB leaves less than the
 // hard threshold (memory.available<100Mi). At the eviction manager's next
 // pass it is evicted, as upstream (Failed, Evicted, the message naming the
 // threshold, what is available and the container's use, an Evicted event,
@@ -35,17 +35,17 @@ func (n *testNode) nodeCondition(t *testing.T, ct corev1.NodeConditionType) core
 // passed without the threshold being met.
 func TestEvictionMemoryPressure(t *testing.T) {
 	n := newTestNode(t, func(c *Config) {
-		c.Capacity = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}
+		c.Capacity = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}
 	})
 	n.create(t, pod("quiet", func(p *corev1.Pod) {
 		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}
 	}))
 	n.create(t, pod("hog", func(p *corev1.Pod) {
-		p.Spec.Containers[0] = corev1.Container{Name: "hog", Image: "oom", Args: []string{"--step-ms=0", "--max-mib=170", "--hold"}}
+		p.Spec.Containers[0] = corev1.Container{Name: "hog", Image: "oom", Args: []string{"--step-ms=0", "--max-mib=40", "--hold"}}
 	}))
 	n.waitPod(t, "quiet", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 	hog := n.waitPod(t, "hog", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
-	n.waitLog(t, hog, "hog", "oom: holding 170 MiB")
+	n.waitLog(t, hog, "hog", "oom: holding 40 MiB")
 	if c := n.nodeCondition(t, corev1.NodeMemoryPressure); c.Status != corev1.ConditionFalse {
 		t.Fatalf("MemoryPressure before the pass: %+v", c)
 	}
@@ -63,7 +63,7 @@ func TestEvictionMemoryPressure(t *testing.T) {
 	}
 	avail := resource.MustParse(strings.SplitN(strings.TrimPrefix(msg, head), ".", 2)[0])
 	if avail.Cmp(resource.MustParse("100Mi")) >= 0 || avail.Cmp(resource.MustParse("60Mi")) < 0 {
-		t.Errorf("available %s, want 60Mi..100Mi (256Mi less 170 MiB and the small pods)", avail.String())
+		t.Errorf("available %s, want 60Mi..100Mi (128Mi less 40 MiB and the small pods)", avail.String())
 	}
 	dt := podCondition(hog, corev1.DisruptionTarget)
 	if dt == nil || dt.Status != corev1.ConditionTrue || dt.Reason != "TerminationByKubelet" || dt.Message != msg {
