@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	goruntime "runtime"
 	"sync"
 	"time"
 
@@ -50,12 +51,44 @@ import (
 	"github.com/kubetab/kubetab/core/trace"
 )
 
+// Node sizes. The defaults are sized for a browser tab:
+//
+//   - A tab runs kubetab as one wasm32 instance, whose linear memory is at
+//     most 4 GiB (65,536 pages of 64 KiB); Go's heap lives in it. Measured
+//     here (Go 1.26, Node 20, the V8 of Chromium): a GOOS=js program held
+//     3.6 GiB in 64 MiB slices and then died with "fatal error: out of
+//     memory" at 3.94 GiB in use. That error is fatal, not a panic: the
+//     tab's whole cluster ends.
+//   - Every guest's linear memory is a Go []byte in that heap. wazero grows
+//     it by append, which copies it into a slice up to 1.25x larger and
+//     leaves the old one as garbage until the next GC: a full guest of M
+//     costs up to 1.25 M held, plus M more while it grows.
+//   - So three default nodes of 512Mi are 1.5 GiB of guest pages at most
+//     (DefaultHostMemoryJS is the same 1.5 GiB for every node together,
+//     whatever nodes a learner adds), up to 1.9 GiB held with append's
+//     slack, plus 0.64 GiB while the largest one grows, plus the control
+//     plane itself (a few hundred MB): about 2.8 GiB, under the 3 GiB
+//     soft limit wasm/main.go gives Go's GC (debug.SetMemoryLimit) and
+//     the 4 GiB a tab has. Three nodes of 1Gi would already need 4.5 GiB.
+//
+// Natively nothing limits the host; each node still holds at most its own
+// memory (cri.MemoryPool).
+const (
+	DefaultNodeMemory   = "512Mi"
+	DefaultHostMemoryJS = "1536Mi"
+)
+
 // Config describes a cluster. The zero value plus Images is a 3-node cluster.
 type Config struct {
 	// Nodes is how many nodes (kubelets) to run: node-1 ... node-N. Default 3.
 	Nodes int
-	// NodeCPU and NodeMemory are each node's capacity. Default 4 and 8Gi.
+	// NodeCPU and NodeMemory are each node's capacity. Default 4 and
+	// DefaultNodeMemory (512Mi).
 	NodeCPU, NodeMemory resource.Quantity
+	// HostMemory is the memory the guests of every node share together:
+	// what the process can hold (cri.Config.HostMemory). Zero means
+	// DefaultHostMemoryJS in a browser (GOOS=js) and no limit natively.
+	HostMemory resource.Quantity
 	// NodeSpecs, when not empty, are the nodes one by one (a lesson's
 	// `nodes:`), instead of Nodes, NodeCPU and NodeMemory.
 	NodeSpecs []NodeSpec
@@ -99,7 +132,7 @@ type NodeSpec struct {
 	// Name is the Node's name and hostname: a DNS-1123 subdomain.
 	Name string
 	// CPU and Memory are the node's capacity; zero means the Config's
-	// NodeCPU and NodeMemory (4 and 8Gi by default).
+	// NodeCPU and NodeMemory (4 and 512Mi by default).
 	CPU, Memory resource.Quantity
 	// Labels are added to the kubelet's own (kubernetes.io/hostname,
 	// kubernetes.io/os, kubernetes.io/arch).
@@ -162,6 +195,9 @@ type Cluster struct {
 	Registry *registry.Registry
 	API      *apiserver.Server
 	Cache    *cri.CompileCache
+	// hostMemory is the guests' memory of every node together
+	// (Config.HostMemory); nil: not limited.
+	hostMemory *cri.MemoryPool
 	// Trace holds the latest hops of requests through the cluster
 	// (core/trace): the console's trace command shows them.
 	Trace *trace.Recorder
@@ -258,7 +294,10 @@ func New(cfg Config) (*Cluster, error) {
 		cfg.NodeCPU = resource.MustParse("4")
 	}
 	if cfg.NodeMemory.IsZero() {
-		cfg.NodeMemory = resource.MustParse("8Gi")
+		cfg.NodeMemory = resource.MustParse(DefaultNodeMemory)
+	}
+	if cfg.HostMemory.IsZero() && goruntime.GOOS == "js" {
+		cfg.HostMemory = resource.MustParse(DefaultHostMemoryJS)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -331,6 +370,9 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster: bootstrap: %w", err)
 	}
 	c.Cache = cri.NewCompileCache()
+	if !cfg.HostMemory.IsZero() {
+		c.hostMemory = cri.NewMemoryPool("the host", cfg.HostMemory.Value())
+	}
 	return c, nil
 }
 
@@ -449,14 +491,15 @@ func (c *Cluster) newKubeletLocked(n nodeSpec) error {
 		klMu sync.Mutex
 		kl   *kubelet.Kubelet
 	)
-	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, Network: podNetwork{c, n.Name}, OnEvent: func(ev cri.ContainerEvent) {
-		klMu.Lock()
-		k := kl
-		klMu.Unlock()
-		if k != nil {
-			k.HandleContainerEvent(ev)
-		}
-	}})
+	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, Network: podNetwork{c, n.Name},
+		Memory: cri.NewMemoryPool("node "+n.Name, n.Memory.Value()), HostMemory: c.hostMemory, OnEvent: func(ev cri.ContainerEvent) {
+			klMu.Lock()
+			k := kl
+			klMu.Unlock()
+			if k != nil {
+				k.HandleContainerEvent(ev)
+			}
+		}})
 	if err != nil {
 		return err
 	}

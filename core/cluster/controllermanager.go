@@ -86,6 +86,9 @@ var controllerDescriptors = []controllerDescriptor{
 	{"serviceaccount-controller", serviceaccount.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return serviceaccount.New(serviceaccount.Config{Client: c, Clock: clk})
 	}},
+	{"serviceaccount-token-controller", serviceaccount.TokensComponent, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return serviceaccount.NewTokens(serviceaccount.TokensConfig{Client: c, Clock: clk})
+	}},
 	{"daemonset-controller", daemon.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return daemon.New(daemon.Config{Client: c, Clock: clk})
 	}},
