@@ -54,7 +54,24 @@ function badge(text) {
   return td;
 }
 
-const byName = (a, b) => Informer.key(a).localeCompare(Informer.key(b));
+// One collator: the order of localeCompare, without building one per call
+// (a 1,000-pod sort is some 10,000 comparisons, once per frame).
+const collator = new Intl.Collator();
+const byName = (a, b) => collator.compare(Informer.key(a), Informer.key(b));
+
+// syncRows makes tbody's rows exactly rows, in order, moving only what
+// changed: a frame in which 3 of 1,000 pods changed touches 3 rows, where
+// rebuilding the table re-created all 1,000 (the main thread's longest task
+// while a big Deployment started).
+function syncRows(tbody, rows) {
+  const keep = new Set(rows);
+  for (const tr of [...tbody.children]) if (!keep.has(tr)) tr.remove();
+  let next = tbody.firstChild;
+  for (const tr of rows) {
+    if (tr === next) next = next.nextSibling;
+    else tbody.insertBefore(tr, next);
+  }
+}
 
 export class ClusterView {
   /** @param {import('./cache.js').Cache} cache  the page's shared informers */
@@ -62,6 +79,7 @@ export class ClusterView {
     this.root = root;
     this.nodes = new Map();
     this.pods = new Map();
+    this.podRows = new Map(); // namespace/name → {tr, sig}: the rows drawn
     this.states = { nodes: 'connecting', pods: 'connecting' };
     // The cache tells subscribers at most once per frame.
     cache.subscribe('/api/v1/nodes', (items, state) => {
@@ -88,6 +106,11 @@ export class ClusterView {
     live.dataset.state = state;
     live.textContent = t(`cluster.${state}`);
 
+    const perNode = new Map(); // node name → pods bound to it
+    for (const p of this.pods.values()) {
+      const name = p.spec && p.spec.nodeName;
+      if (name) perNode.set(name, (perNode.get(name) || 0) + 1);
+    }
     const nodes = [...this.nodes.values()].sort(byName);
     const nodeBody = r.querySelector('#nodes tbody');
     nodeBody.replaceChildren(...nodes.map((n) => {
@@ -95,27 +118,39 @@ export class ClusterView {
       const status = nodeStatus(n);
       tr.dataset.node = n.metadata.name;
       tr.dataset.status = status;
-      const count = [...this.pods.values()].filter((p) => p.spec && p.spec.nodeName === n.metadata.name).length;
       tr.append(cell(n.metadata.name, 'name'), badge(status),
-        cell(String(count), 'num'),
+        cell(String(perNode.get(n.metadata.name) || 0), 'num'),
         cell(((n.status || {}).nodeInfo || {}).kubeletVersion || '', 'dim'));
       return tr;
     }));
     r.querySelector('#nodes-empty').hidden = nodes.length > 0;
     r.querySelector('#nodes-count').textContent = String(nodes.length);
 
+    // A pod's row is made again only when one of its cells would change.
     const pods = [...this.pods.values()].sort(byName);
     const podBody = r.querySelector('#pods tbody');
-    podBody.replaceChildren(...pods.map((p) => {
-      const tr = document.createElement('tr');
+    const rows = new Map(); // namespace/name → {tr, sig}
+    syncRows(podBody, pods.map((p) => {
+      const key = Informer.key(p);
       const status = podStatus(p);
-      tr.dataset.pod = p.metadata.name;
-      tr.dataset.namespace = p.metadata.namespace;
-      tr.dataset.status = status;
-      tr.append(cell(p.metadata.name, 'name'), cell(podReady(p), 'num'), badge(status),
-        cell((p.spec || {}).nodeName || '—', 'dim'), cell((p.status || {}).podIP || '—', 'dim mono'));
-      return tr;
+      const ready = podReady(p);
+      const node = (p.spec || {}).nodeName || '—';
+      const ip = (p.status || {}).podIP || '—';
+      const sig = `${status}\0${ready}\0${node}\0${ip}`;
+      let row = this.podRows.get(key);
+      if (!row || row.sig !== sig) {
+        const tr = document.createElement('tr');
+        tr.dataset.pod = p.metadata.name;
+        tr.dataset.namespace = p.metadata.namespace;
+        tr.dataset.status = status;
+        tr.append(cell(p.metadata.name, 'name'), cell(ready, 'num'), badge(status),
+          cell(node, 'dim'), cell(ip, 'dim mono'));
+        row = { tr, sig };
+      }
+      rows.set(key, row);
+      return row.tr;
     }));
+    this.podRows = rows;
     r.querySelector('#pods-empty').hidden = pods.length > 0;
     r.querySelector('#pods-count').textContent = String(pods.length);
   }
