@@ -69,7 +69,7 @@ func main() {
 }
 
 // static are copied as they are.
-var static = []string{"index.html", "boot.js", "favicon.svg", "sw.js", "manifest.webmanifest", "embed-example.html"}
+var static = []string{"index.html", "favicon.svg", "sw.js", "manifest.webmanifest", "embed-example.html"}
 
 func build(src, out string, minify bool) error {
 	if err := emptyDir(out); err != nil {

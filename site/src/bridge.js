@@ -16,18 +16,7 @@ export class Cluster {
    *   (an embedded kubetab; the worker's name tells it)
    */
   constructor(workerURL = 'worker.js', opts = {}) {
-    // index.html's first script starts the worker before this bundle runs
-    // (window.kubetabBoot: the worker, and what it posted meanwhile); take it
-    // when it is the one asked for.
-    const boot = typeof window !== 'undefined' ? window.kubetabBoot : null;
-    let early = [];
-    if (boot && workerURL === 'worker.js' && boot.ephemeral === !!opts.ephemeral) {
-      window.kubetabBoot = null;
-      this.worker = boot.worker;
-      early = boot.early;
-    } else {
-      this.worker = new Worker(workerURL, opts.ephemeral ? { name: 'ephemeral' } : {});
-    }
+    this.worker = new Worker(workerURL, opts.ephemeral ? { name: 'ephemeral' } : {});
     this.nextID = 1;
     this.requests = new Map(); // id → {resolve, reject, ctrl}
     this.commands = new Map(); // id → {onOutput, resolve}
@@ -46,16 +35,6 @@ export class Cluster {
     this.ready.then(() => { this.isReady = true; }, () => {});
     this.worker.onmessage = ({ data }) => this.dispatch(data);
     this.worker.onerror = (e) => this.emit('failed', { type: 'failed', message: e.message || 'worker error' });
-    // The early messages, once the code that made this Cluster has added
-    // its listeners (as if they had arrived in a later task, as the rest do).
-    if (early.length) {
-      queueMicrotask(() => {
-        for (const m of early) {
-          if (m.error) this.emit('failed', { type: 'failed', message: m.error.message || 'worker error' });
-          else this.dispatch(m.data);
-        }
-      });
-    }
   }
 
   /**

@@ -139,12 +139,6 @@
 
 const post = (msg, transfer) => self.postMessage(msg, transfer || []);
 
-// The wasm download starts first, before anything else here (wasm_exec.js's
-// importScripts, IndexedDB) waits on the network or the disk; load() reads it.
-const wasmURL = new URL('kubetab.wasm', self.location.href);
-const wasmFetch = fetch(wasmURL);
-wasmFetch.catch(() => {}); // load() reports a failure
-
 // A Uint8Array travels by transfer when it owns its whole buffer; otherwise
 // by copy of just its bytes.
 function bytesMessage(msg, u8) {
@@ -305,8 +299,8 @@ let markReady;
 const ready = new Promise((resolve) => { markReady = resolve; });
 
 async function load() {
-  const url = wasmURL;
-  const res = await wasmFetch;
+  const url = new URL('kubetab.wasm', self.location.href);
+  const res = await fetch(url);
   if (!res.ok) throw new Error(`${url.pathname}: ${res.status} ${res.statusText}`);
   // With Content-Encoding, Content-Length counts the compressed bytes; kubetab
   // serve then sends the real size as X-Decoded-Content-Length. Without
