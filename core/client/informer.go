@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
-	"github.com/kubetab/kubetab/core/eventloop"
 )
 
 // Handler receives an informer's notifications. Any func may be nil. The
@@ -218,10 +217,6 @@ func (i *Informer[T]) consume(ctx context.Context, w watch.Interface) error {
 			} else {
 				i.upsert(obj)
 			}
-			// Between events, with no lock held: in the browser the
-			// worker's event loop gets a turn when the thread has been held
-			// for a while (core/eventloop).
-			eventloop.MaybeTurn()
 		}
 	}
 }

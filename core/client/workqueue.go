@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
-
-	"github.com/kubetab/kubetab/core/eventloop"
 )
 
 // Queue is a work queue of keys, with the guarantees controllers rely on
@@ -124,14 +122,7 @@ func (q *Queue[T]) Len() int {
 
 // Get blocks until an item is available and returns it; false when the queue
 // is shut down or ctx is done. Call Done(item) when finished with it.
-//
-// In the browser, a worker that takes its next item first lets the worker's
-// event loop have a turn when the thread has been held for a while
-// (core/eventloop): controllers' items, one after another, are where a first
-// Deployment's work (ReplicaSet, pods, bindings) would otherwise be one long
-// task during which the console and the page's requests wait.
 func (q *Queue[T]) Get(ctx context.Context) (T, bool) {
-	eventloop.MaybeTurn()
 	for {
 		q.mu.Lock()
 		if len(q.queue) > 0 {
