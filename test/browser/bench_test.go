@@ -495,3 +495,11 @@ func TestFirstOutputTime(t *testing.T) {
 	m, lo, hi, n := stats(rounds, "cold")
 	fmt.Printf("cold navigation to first `kubectl get nodes` output: %s over %d runs\n", formatStat(m, lo, hi, n, "ms"), runs)
 }
+
+// percentile is the value at index p*(n-1) of the sorted samples (the
+// native pod-start benchmark's definition).
+func percentile(samples []float64, p float64) float64 {
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	return s[int(p*float64(len(s)-1))]
+}
