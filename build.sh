@@ -8,8 +8,19 @@
 #   ./build.sh site    build, then copy the site into a folder that any static
 #                      host serves as it is (root or sub-path); its path is
 #                      the last line printed
-#   ./build.sh bench   build, then the wire size of a first visit, Go benchmarks, page-load-to-first-output
-#                      and pod start in headless Chromium
+#   ./build.sh bench [BASE_REV]
+#                      build, then the wire size of a first visit, Go benchmarks, and
+#                      issue #16's table in headless Chromium (test/browser/bench_test.go
+#                      TestBenchTable: cold and warm navigation to first output, 12 pods,
+#                      a 1,000-replica Deployment, main-thread long tasks, the worker's
+#                      longest task, the scheduler's throughput), median (min-max) of
+#                      KUBETAB_BENCH_RUNS runs (default 5). With BASE_REV (or
+#                      KUBETAB_BENCH_BASE_REV), that commit is built too, in a temporary
+#                      git worktree, and both are measured interleaved (A B A B), the
+#                      table giving both columns and their ratio.
+#                      KUBETAB_BENCH_SKIP_1000=1 leaves the 1,000-replica row out (its
+#                      runs are most of the time); KUBETAB_BENCH_GO=0 skips the Go
+#                      benchmarks.
 #
 # Go modules come from the Go module proxy and npm packages from the npm
 # registry (site/package-lock.json); everything else is a Debian package,
@@ -175,24 +186,50 @@ cmd_test() {
   echo "build.sh test: all steps passed"
 }
 
+# build_sched_wasm builds core/scheduler's tests as a GOOS=js binary in bin/
+# of the tree at $1: the table's scheduler row runs its
+# BenchmarkSchedulingBasic in headless Chromium.
+build_sched_wasm() {
+  (cd "$1" && mkdir -p bin && GOOS=js GOARCH=wasm go test -c -o bin/scheduler.test.wasm ./core/scheduler/)
+}
+
 cmd_bench() {
+  local base_rev=${1:-${KUBETAB_BENCH_BASE_REV:-}} base_dir=""
   KUBETAB_BROTLI_LARGE=${KUBETAB_BROTLI_LARGE:-11} cmd_build
+  log "core/scheduler's benchmarks as a GOOS=js binary (bin/scheduler.test.wasm)"
+  build_sched_wasm "$ROOT"
+  if [ -n "$base_rev" ]; then
+    base_dir=$(mktemp -d /tmp/kubetab-bench-base.XXXXXX)
+    rmdir "$base_dir"
+    trap 'git -C "$ROOT" worktree remove --force "$base_dir" 2>/dev/null || true' EXIT
+    log "the base, $base_rev, in a temporary worktree ($base_dir)"
+    git worktree add --detach "$base_dir" "$base_rev"
+    (cd "$base_dir" && KUBETAB_BROTLI_LARGE=$KUBETAB_BROTLI_LARGE ./build.sh build)
+    build_sched_wasm "$base_dir"
+  fi
   log "wire size of a first visit (every file the page, its worker and its service worker fetch)"
   go run ./site/build -sizes -out "$DIST"
-  log "Go benchmarks (core)"
-  local out status=0
-  out=$(mktemp)
-  go test -run '^$' -bench . -benchmem -benchtime 200ms ./core/... >"$out" 2>&1 || status=$?
-  grep -E '^(pkg:|Benchmark|FAIL|---|panic)' "$out" || true
-  rm -f "$out"
-  [ "$status" -eq 0 ] || { echo "build.sh bench: Go benchmarks failed" >&2; exit "$status"; }
-  log "the saved cluster under GOOS=js (Node): snapshot save, restore and share link of 300 pods"
-  PATH="$PATH:$(wasm_exec_dir)" GOOS=js GOARCH=wasm go test -run '^$' -bench 'Snapshot300Pods' -benchtime 3x -benchmem ./core/cluster |
-    grep -E '^(Benchmark|FAIL|---|panic)' || echo "build.sh bench: the GOOS=js snapshot benchmark failed" >&2
-  log "headless Chromium: page load to first kubectl get nodes output (5 runs); pod start, cached and uncached (5 rounds); the saved cluster of 300 pods (3 rounds)"
-  KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_BENCH_RUNS=5 \
-    go test -count=1 -timeout 30m -run '^(TestFirstOutputTime|TestPodStartTime|TestRestoreTime)$' -v ./test/browser/ |
-    grep -E 'median|run [0-9]+:|round [0-9]+:|pod start in Chromium|saved cluster|FAIL|ok'
+  if [ "${KUBETAB_BENCH_GO:-1}" != 0 ]; then
+    log "Go benchmarks (core)"
+    local out status=0
+    out=$(mktemp)
+    go test -run '^$' -bench . -benchmem -benchtime 200ms ./core/... >"$out" 2>&1 || status=$?
+    grep -E '^(pkg:|Benchmark|FAIL|---|panic)' "$out" || true
+    rm -f "$out"
+    [ "$status" -eq 0 ] || { echo "build.sh bench: Go benchmarks failed" >&2; exit "$status"; }
+    log "the saved cluster under GOOS=js (Node): snapshot save, restore and share link of 300 pods"
+    PATH="$PATH:$(wasm_exec_dir)" GOOS=js GOARCH=wasm go test -run '^$' -bench 'Snapshot300Pods' -benchtime 3x -benchmem ./core/cluster |
+      grep -E '^(Benchmark|FAIL|---|panic)' || echo "build.sh bench: the GOOS=js snapshot benchmark failed" >&2
+  fi
+  log "headless Chromium: issue #16's table (${KUBETAB_BENCH_RUNS:-5} runs${base_rev:+, interleaved with $base_rev})"
+  KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_BENCH_RUNS=${KUBETAB_BENCH_RUNS:-5} \
+    KUBETAB_BENCH_BASE=${base_dir:+$base_dir/bin/kubetab} \
+    go test -count=1 -timeout 90m -run '^TestBenchTable$' -v ./test/browser/ |
+    grep -E '^\||round [0-9]+|kubetab in headless|FAIL|^ok|panic'
+  log "headless Chromium: the saved cluster of 300 pods (3 rounds)"
+  KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_BENCH_RUNS=3 \
+    go test -count=1 -timeout 30m -run '^TestRestoreTime$' -v ./test/browser/ |
+    grep -E 'median|round [0-9]+:|saved cluster|FAIL|ok'
 }
 
 # cmd_site writes bin/site: the built site with its .br and .gz copies, and
@@ -216,9 +253,9 @@ case "${1:-}" in
   site) cmd_site ;;
   serve) cmd_serve ;;
   test) cmd_test ;;
-  bench) cmd_bench ;;
+  bench) cmd_bench "${2:-}" ;;
   *)
-    echo "usage: $0 build|serve|test|bench|site" >&2
+    echo "usage: $0 build|serve|test|bench [BASE_REV]|site" >&2
     exit 2
     ;;
 esac
