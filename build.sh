@@ -20,7 +20,9 @@
 #                      table giving both columns and their ratio.
 #                      KUBETAB_BENCH_SKIP_1000=1 leaves the 1,000-replica row out (its
 #                      runs are most of the time); KUBETAB_BENCH_GO=0 skips the Go
-#                      benchmarks.
+#                      benchmarks, KUBETAB_BENCH_SOAK=0 the classroom-hour soak (native
+#                      and Node: heap after ten minutes and at the end). Then the saved
+#                      cluster of 300 pods in Chromium (save, restore, reload to Running).
 #
 # Go modules come from the Go module proxy and npm packages from the npm
 # registry (site/package-lock.json); everything else is a Debian package,
@@ -220,6 +222,13 @@ cmd_bench() {
     log "the saved cluster under GOOS=js (Node): snapshot save, restore and share link of 300 pods"
     PATH="$PATH:$(wasm_exec_dir)" GOOS=js GOARCH=wasm go test -run '^$' -bench 'Snapshot300Pods' -benchtime 3x -benchmem ./core/cluster |
       grep -E '^(Benchmark|FAIL|---|panic)' || echo "build.sh bench: the GOOS=js snapshot benchmark failed" >&2
+  fi
+  if [ "${KUBETAB_BENCH_SOAK:-1}" != 0 ]; then
+    log "soak: a scripted classroom hour at 20x on the injected clock, natively and under Node (heap after 10 min and at the end)"
+    go test -run '^$' -bench ClassroomHour -benchtime 1x -timeout 15m ./core/cluster -soak |
+      grep -E '^(Benchmark|FAIL|---|panic)' || echo "build.sh bench: the soak benchmark failed" >&2
+    PATH="$PATH:$(wasm_exec_dir)" GOOS=js GOARCH=wasm go test -run '^$' -bench ClassroomHour -benchtime 1x -timeout 30m ./core/cluster -soak |
+      grep -E '^(Benchmark|FAIL|---|panic)' || echo "build.sh bench: the GOOS=js soak benchmark failed" >&2
   fi
   log "headless Chromium: issue #16's table (${KUBETAB_BENCH_RUNS:-5} runs${base_rev:+, interleaved with $base_rev})"
   KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_BENCH_RUNS=${KUBETAB_BENCH_RUNS:-5} \
