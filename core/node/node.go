@@ -115,12 +115,12 @@ func Run(ctx context.Context, nodes Nodes, args []string, s IOStreams) int {
 		err = remove(ctx, nodes, args[1:], s)
 	case "list", "ls":
 		if len(args) > 1 {
-			err = fmt.Errorf("unexpected arguments: %s", strings.Join(args[1:], " "))
+			err = fmt.Errorf(lang.Pick(ctx, "unexpected arguments: %s", "余分な引数があります: %s"), strings.Join(args[1:], " "))
 		} else {
 			list(nodes, s.Out)
 		}
 	default:
-		err = fmt.Errorf("unknown command %q for \"node\": use add, remove or list (node --help)", args[0])
+		err = fmt.Errorf(lang.Pick(ctx, "unknown command %q for \"node\": use add, remove or list (node --help)", "node に %q というコマンドはありません: add、remove、list のどれかを使います（node --help）"), args[0])
 	}
 	if err != nil {
 		fmt.Fprintf(s.ErrOut, "error: %v\n", err)
@@ -137,10 +137,10 @@ func add(ctx context.Context, nodes Nodes, args []string, s IOStreams) error {
 	labels := fs.StringArrayP("label", "l", nil, "a label KEY=VALUE (again for more)")
 	taints := fs.StringArray("taint", nil, "a taint KEY=VALUE:EFFECT or KEY:EFFECT (again for more)")
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%v (node --help shows the flags)", err)
+		return fmt.Errorf(lang.Pick(ctx, "%v (node --help shows the flags)", "%v（フラグは node --help で確認できます）"), err)
 	}
 	if fs.NArg() != 1 {
-		return errors.New("node add takes one NAME, e.g. node add node-4 --cpu=4")
+		return errors.New(lang.Pick(ctx, "node add takes one NAME, e.g. node add node-4 --cpu=4", "node add にはノード名を 1 つ指定します（例: node add node-4 --cpu=4）"))
 	}
 	spec := cluster.NodeSpec{Name: fs.Arg(0), Labels: map[string]string{}}
 	var err error
@@ -153,7 +153,7 @@ func add(ctx context.Context, nodes Nodes, args []string, s IOStreams) error {
 	for _, l := range *labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok {
-			return fmt.Errorf("invalid label spec: %s: a label is KEY=VALUE", l)
+			return fmt.Errorf(lang.Pick(ctx, "invalid label spec: %s: a label is KEY=VALUE", "ラベルの指定が正しくありません: %s: ラベルは KEY=VALUE の形で書きます"), l)
 		}
 		spec.Labels[k] = v
 	}
@@ -167,7 +167,7 @@ func add(ctx context.Context, nodes Nodes, args []string, s IOStreams) error {
 	if err := nodes.AddNode(ctx, spec); err != nil {
 		return strip(err)
 	}
-	fmt.Fprintf(s.Out, "node/%s added: kubectl get nodes shows it Ready in a moment\n", spec.Name)
+	fmt.Fprintf(s.Out, lang.Pick(ctx, "node/%s added: kubectl get nodes shows it Ready in a moment\n", "node/%s を追加しました: まもなく kubectl get nodes で Ready と表示されます\n"), spec.Name)
 	return nil
 }
 
@@ -196,16 +196,17 @@ func parseTaint(spec string) (corev1.Taint, error) {
 
 func remove(ctx context.Context, nodes Nodes, args []string, s IOStreams) error {
 	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
-		return errors.New("node remove takes one NAME, e.g. node remove node-2")
+		return errors.New(lang.Pick(ctx, "node remove takes one NAME, e.g. node remove node-2", "node remove にはノード名を 1 つ指定します（例: node remove node-2）"))
 	}
 	name := args[0]
 	if err := nodes.RemoveNode(ctx, name); err != nil {
 		if errors.Is(err, cluster.ErrNoSuchNode) {
-			return fmt.Errorf("node %q not found (node list shows the nodes)", name)
+			return fmt.Errorf(lang.Pick(ctx, "node %q not found (node list shows the nodes)", "ノード %q は見つかりません（node list でノードの一覧を確認できます）"), name)
 		}
 		return strip(err)
 	}
-	fmt.Fprintf(s.Out, "node/%s removed: its kubelet stopped and its Node is deleted; the pod garbage collector deletes its pods in about a minute and their controllers make new ones (kubectl get pods -o wide -w)\n", name)
+	fmt.Fprintf(s.Out, lang.Pick(ctx, "node/%s removed: its kubelet stopped and its Node is deleted; the pod garbage collector deletes its pods in about a minute and their controllers make new ones (kubectl get pods -o wide -w)\n",
+		"node/%s を削除しました: kubelet を止め、Node オブジェクトを削除しました。Pod ガベージコレクターが 1 分ほどでそのノードの Pod を削除し、それぞれのコントローラーが代わりの Pod を作ります（kubectl get pods -o wide -w で確認できます）\n"), name)
 	return nil
 }
 

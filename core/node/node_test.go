@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kubetab/kubetab/core/cluster"
+	"github.com/kubetab/kubetab/core/lang"
 	"github.com/kubetab/kubetab/core/node"
 	"github.com/kubetab/kubetab/wasm/images"
 )
@@ -23,6 +24,7 @@ func TestNodeCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := []struct {
+		ja       bool
 		line     string
 		wantCode int
 		wantOut  string // a prefix of the output
@@ -46,9 +48,17 @@ func TestNodeCommand(t *testing.T) {
 		{line: "list", wantOut: "NAME     CPU   MEMORY   KUBELET   LABELS                TAINTS\nnode-1   4     8Gi      running   <none>                <none>\nnode-3   8     16Gi     running   disktype=ssd,zone=a   dedicated=gpu:NoSchedule,spot:PreferNoSchedule\n"},
 		{line: "resize node-1", wantCode: 1, wantErr: "error: unknown command \"resize\" for \"node\": use add, remove or list (node --help)\n"},
 		{line: "--help", wantOut: "Add, remove and list the cluster's nodes"},
+		// In the Japanese console kubetab's own words are Japanese.
+		{ja: true, line: "add node-5", wantOut: "node/node-5 を追加しました: まもなく kubectl get nodes で Ready と表示されます\n"},
+		{ja: true, line: "add", wantCode: 1, wantErr: "error: node add にはノード名を 1 つ指定します（例: node add node-4 --cpu=4）\n"},
+		{ja: true, line: "remove node-9", wantCode: 1, wantErr: "error: ノード \"node-9\" は見つかりません（node list でノードの一覧を確認できます）\n"},
 	}
 	for _, st := range steps {
 		var out, errOut bytes.Buffer
+		ctx := ctx
+		if st.ja {
+			ctx = lang.With(ctx, lang.Japanese)
+		}
 		code := node.Run(ctx, c, strings.Fields(st.line), node.IOStreams{Out: &out, ErrOut: &errOut})
 		if code != st.wantCode || !strings.HasPrefix(out.String(), st.wantOut) || errOut.String() != st.wantErr {
 			t.Errorf("node %s = %d\n%s%s\nwant %d\n%s...\n%s", st.line, code, out.String(), errOut.String(), st.wantCode, st.wantOut, st.wantErr)

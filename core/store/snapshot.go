@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/kubetab/kubetab/core/eventloop"
 )
@@ -54,10 +55,22 @@ const (
 // writers wait only for the copy of the key list, not for w; while it
 // encodes, it gives the host's event loop its turns (core/eventloop).
 func (s *Store) Snapshot(w io.Writer) error {
+	_, err := s.SnapshotTimed(w)
+	return err
+}
+
+// SnapshotTimed is Snapshot that also says how long it held the thread:
+// its time from taking the read lock to the end, less the event loop's
+// turns it gave while encoding. In a browser tab, where every goroutine
+// shares one thread, that is the worker time a save costs; the rest of its
+// wall time other work ran.
+func (s *Store) SnapshotTimed(w io.Writer) (held time.Duration, err error) {
 	s.mu.RLock()
+	start := time.Now()
 	rev, kvs := s.rev, s.currentKVs()
 	s.mu.RUnlock()
-	return encodeSnapshot(w, rev, kvs)
+	turns, err := encodeSnapshot(w, rev, kvs)
+	return time.Since(start) - turns, err
 }
 
 // Checkpoint is Snapshot for a write-ahead log (core/store/wal): cut runs
@@ -68,7 +81,8 @@ func (s *Store) Checkpoint(w io.Writer, cut func(rev int64)) error {
 	rev, kvs := s.rev, s.currentKVs()
 	cut(rev)
 	s.mu.Unlock()
-	return encodeSnapshot(w, rev, kvs)
+	_, err := encodeSnapshot(w, rev, kvs)
+	return err
 }
 
 // currentKVs lists the live keys. Called with s.mu held.
@@ -83,7 +97,9 @@ func (s *Store) currentKVs() []*KeyValue {
 	return kvs
 }
 
-func encodeSnapshot(w io.Writer, rev int64, kvs []*KeyValue) error {
+// encodeSnapshot writes the snapshot and returns the time spent in the
+// event loop's turns it gave.
+func encodeSnapshot(w io.Writer, rev int64, kvs []*KeyValue) (turns time.Duration, err error) {
 	h := sha256.New()
 	bw := bufio.NewWriter(io.MultiWriter(w, h))
 	var buf [binary.MaxVarintLen64]byte
@@ -97,7 +113,9 @@ func encodeSnapshot(w io.Writer, rev int64, kvs []*KeyValue) error {
 		if i%64 == 63 {
 			// In a browser tab a big snapshot takes a while to encode (and
 			// hash): let the page's requests and console lines in between.
+			t := time.Now()
 			eventloop.MaybeTurn()
+			turns += time.Since(t)
 		}
 		uvarint(uint64(len(kv.Key)))
 		bw.WriteString(kv.Key)
@@ -108,12 +126,12 @@ func encodeSnapshot(w io.Writer, rev int64, kvs []*KeyValue) error {
 		varint(kv.Version)
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("store: write snapshot: %w", err)
+		return turns, fmt.Errorf("store: write snapshot: %w", err)
 	}
 	if _, err := w.Write(h.Sum(nil)); err != nil {
-		return fmt.Errorf("store: write snapshot: %w", err)
+		return turns, fmt.Errorf("store: write snapshot: %w", err)
 	}
-	return nil
+	return turns, nil
 }
 
 // Restore returns a new store (with the default Config) holding the keys of

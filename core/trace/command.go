@@ -100,7 +100,7 @@ func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
 		return 1
 	}
 	if rec == nil {
-		fmt.Fprintln(s.ErrOut, "error: this cluster records no trace")
+		fmt.Fprintln(s.ErrOut, lang.Pick(ctx, "error: this cluster records no trace", "error: このクラスターはトレースを記録していません"))
 		return 1
 	}
 
@@ -123,7 +123,7 @@ func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
 	tw := tabwriter.NewWriter(s.Out, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tFROM\t\tTO\tWHAT")
 	if lost > 0 {
-		fmt.Fprintf(tw, "...\t%d older hops are no longer kept\t\t\t\n", lost)
+		fmt.Fprintf(tw, lang.Pick(ctx, "...\t%d older hops are no longer kept\t\t\t\n", "...\tこれより古い %d 件のホップはもう残っていません\t\t\t\n"), lost)
 	}
 	for _, l := range lines {
 		l.write(tw)
@@ -141,7 +141,7 @@ func Run(ctx context.Context, rec *Recorder, args []string, s IOStreams) int {
 		var more []Hop
 		more, seq, lost = rec.Since(seq)
 		if lost > 0 {
-			fmt.Fprintf(tw, "...\t%d hops went by too fast to show\t\t\t\n", lost)
+			fmt.Fprintf(tw, lang.Pick(ctx, "...\t%d hops went by too fast to show\t\t\t\n", "...\t%d 件のホップは速すぎて表示できませんでした\t\t\t\n"), lost)
 		}
 		for _, h := range more {
 			if f.match(h) {

@@ -101,9 +101,11 @@
 //                                        nothing), the lesson it belongs to, and
 //                                        error when it could not be used (the
 //                                        cluster is fresh then)
-//   {type: 'saved', revision, bytes, ms, lesson, error}
-//                                        a save reached IndexedDB (ms: Go's time
-//                                        for the snapshot; error: IndexedDB's)
+//   {type: 'saved', revision, bytes, ms, wallMs, lesson, error}
+//                                        a save reached IndexedDB (ms: the worker
+//                                        time the snapshot held the thread;
+//                                        wallMs: its wall time, with the turns it
+//                                        gave other work; error: IndexedDB's)
 //   {type: 'persisted', id, what, value, error}
 //                                        what: 'reset' | 'import' | 'open' | 'link'
 //                                        (value: the link payload); error '' when done
@@ -247,7 +249,7 @@ function saveCluster(data, meta) {
     } catch (err) {
       error = String(err && err.message ? err.message : err);
     }
-    post({ type: 'saved', revision: m.revision, bytes: d.byteLength, ms: m.ms, lesson: m.lesson, error });
+    post({ type: 'saved', revision: m.revision, bytes: d.byteLength, ms: m.ms, wallMs: m.wallMs, lesson: m.lesson, error });
   });
 }
 const savedRead = readSaved();

@@ -1,11 +1,15 @@
 package browser
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
 )
 
 // The Store view of /registry/deployments/default/web: the tree leads to the
@@ -85,6 +89,36 @@ func TestStoreView(t *testing.T) {
 		t.Errorf("store revision shown %q, older than the key's mod revision %d", shownRev, rev2)
 	}
 
+	// A pointer moving on the tree holds new rows (a row appearing above
+	// the one being aimed at would move it); leaving the tree draws them.
+	// The hold is made long here: a loaded machine's mouse events are slow.
+	_ = eval[bool](t, ctx, `(document.querySelector('[data-view="store"]').storeHold.ms = 60000, true)`)
+	box := eval[[]float64](t, ctx, `(e => (e.scrollIntoView({block: 'nearest'}), (r => [r.left, r.top, r.width, r.height])(e.getBoundingClientRect())))(document.querySelector('[data-view="store"] [data-store-folder="/registry"]'))`)
+	mouseMove(t, ctx, box[0]+box[2]/2, box[1]+box[3]/2)
+	mouseMove(t, ctx, box[0]+box[2]/2+3, box[1]+box[3]/2+1)
+	if st := eval[map[string]any](t, ctx, `document.querySelector('[data-view="store"]').storeHold.state()`); st["aiming"] != true {
+		t.Fatalf("the pointer on the tree's /registry row (%v) is not aiming: %v", box, st)
+	}
+	const jobsFolder = `[data-view="store"] [data-store-folder="/registry/jobs"]`
+	if eval[bool](t, ctx, fmt.Sprintf(`!!document.querySelector(%q)`, jobsFolder)) {
+		t.Fatal("a jobs folder before any Job")
+	}
+	// In a namespace of its own: its pod stays out of pods/default, counted below.
+	if c = typeLine(t, ctx, "kubectl create namespace side", 60*time.Second); *c.Code != 0 {
+		t.Fatalf("create namespace: %q", c.Output)
+	}
+	c = typeLine(t, ctx, "kubectl create job held --image=hello -n side", 60*time.Second)
+	if *c.Code != 0 {
+		t.Fatalf("create job: %q", c.Output)
+	}
+	waitJS(t, ctx, "the Job's key in the view", `document.querySelector('[data-view="store"]').storeHold.has('/registry/jobs/side/held')`, 30*time.Second)
+	if eval[bool](t, ctx, fmt.Sprintf(`!!document.querySelector(%q)`, jobsFolder)) {
+		t.Error("a new folder row appeared while the pointer was moving on the tree")
+	}
+	mouseMove(t, ctx, 2, 2) // off the panel: the tree draws what waited
+	waitJS(t, ctx, "the jobs folder once the pointer left", fmt.Sprintf(`!!document.querySelector(%q)`, jobsFolder), 10*time.Second)
+	_ = eval[bool](t, ctx, `(document.querySelector('[data-view="store"]').storeHold.ms = 1200, true)`)
+
 	// 100 pods created with the store view open and the pods folder open:
 	// the main thread's long tasks.
 	// Open the folders (a click toggles: one already open stays open).
@@ -110,4 +144,12 @@ func TestStoreView(t *testing.T) {
 	stats := eval[map[string]float64](t, ctx, `document.querySelector('[data-view="store"]').storeStats`)
 	t.Logf("100 pods created and Running in %v with the store view open (pods folder open): %d main-thread long tasks, longest %.0f ms; the view redrew %.0f times, %.0f ms in all, longest %.1f ms",
 		time.Since(start).Round(100*time.Millisecond), n, longest, stats["frames"], stats["totalMs"], stats["maxMs"])
+}
+
+// mouseMove moves the mouse to (x, y) in CSS pixels, as a learner's pointer.
+func mouseMove(t *testing.T, ctx context.Context, x, y float64) {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: x, Y: y}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -24,11 +24,13 @@ import (
 // from files and links (site/src/worker.js documents the messages;
 // site/src/persist/ is the page's side):
 //
-//	kubetabHost.save(u8, json {lesson, revision, ms})
+//	kubetabHost.save(u8, json {lesson, revision, ms, wallMs})
 //	    the store's snapshot (core/store's format) after changes, throttled:
 //	    at most every 2 s, once the revision has not moved for 1 s (or 10 s
 //	    after the first unsaved change, on a cluster that never rests);
-//	    worker.js writes it to IndexedDB. ms is the worker time it took.
+//	    worker.js writes it to IndexedDB. ms is the worker time it took (the
+//	    thread held, without the event loop's turns it gave), wallMs its
+//	    wall time.
 //	context.binding.flushSave()
 //	    save now if anything changed (the page is being hidden)
 //	context.binding.resetCluster(id) → kubetabHost.persisted(id, 'reset', '', error)
@@ -202,19 +204,22 @@ func (d *persistDoor) run(ctx context.Context) {
 func (d *persistDoor) save(c *cluster.Cluster) error {
 	start := time.Now()
 	var buf bytes.Buffer
-	if err := c.Snapshot(&buf); err != nil {
+	held, err := c.Store.SnapshotTimed(&buf)
+	if err != nil {
 		return err
 	}
 	rev := c.Store.Revision()
+	copyStart := time.Now()
 	u8, err := d.h.bytes(buf.Bytes())
 	if err != nil {
 		return err
 	}
-	ms := float64(time.Since(start).Microseconds()) / 1000
+	held += time.Since(copyStart)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	d.mu.Lock()
 	lesson := d.lesson
 	d.mu.Unlock()
-	d.h.call("save", u8, mustJSON(map[string]any{"lesson": lesson, "revision": rev, "ms": ms}))
+	d.h.call("save", u8, mustJSON(map[string]any{"lesson": lesson, "revision": rev, "ms": ms(held), "wallMs": ms(time.Since(start))}))
 	return nil
 }
 

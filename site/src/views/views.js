@@ -15,6 +15,8 @@
 //   term      the console (terminal.js); ctx.run(line) types and runs a line
 //   bus       an EventTarget; 'select' events ({detail: {kind, namespace,
 //             name}}) let one view point another at an object
+//   selected  the last 'select' event's detail (or null): a view mounted
+//             later starts from the object the learner last picked
 //   views     this panel: views.show(name), views.current
 //
 // A view is mounted the first time its tab opens, then kept (hidden views get
@@ -32,6 +34,8 @@ const storageKey = 'kubetab.view';
  *   title is an i18n key; a view without mount has its pane in index.html
  */
 export function mountViews(root, ctx, views) {
+  ctx.selected = null;
+  if (ctx.bus) ctx.bus.addEventListener('select', (ev) => { ctx.selected = ev.detail || null; });
   const nav = document.createElement('nav');
   nav.className = 'view-tabs';
   nav.setAttribute('role', 'tablist');

@@ -229,6 +229,8 @@ export function mount(root, ctx) {
     setFilter(`${d.kind}/${clusterScoped ? '' : d.namespace || 'default'}/${d.name}`);
   };
   if (ctx.bus) ctx.bus.addEventListener('select', onSelect);
+  // An object picked before this view first opened (after mount has run).
+  if (ctx.selected) { const d = ctx.selected; queueMicrotask(() => onSelect({ detail: d })); }
 
   const offLang = onLang(() => {
     objText.textContent = t('events.filter');

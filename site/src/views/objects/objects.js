@@ -759,6 +759,8 @@ export function mount(root, ctx) {
     select(`${kind}/${kinds[kind].cluster ? '' : d.namespace || 'default'}/${d.name}`, false);
   };
   if (ctx.bus) ctx.bus.addEventListener('select', onSelect);
+  // An object picked before this view first opened (after mount has run).
+  if (ctx.selected) { const d = ctx.selected; queueMicrotask(() => onSelect({ detail: d })); }
 
   // --- the data: every collection from the shared cache ----------------------
   const offs = Object.entries(collections).map(([name, path]) => ctx.cache.subscribe(path, (items) => {

@@ -446,6 +446,8 @@ export function mount(root, ctx) {
     if ((d.kind || 'Pod') === 'Pod' && d.name) select(`${d.namespace || 'default'}/${d.name}`);
   };
   ctx.bus.addEventListener('select', onSelect);
+  // An object picked before this view first opened (after mount has run).
+  if (ctx.selected) { const d = ctx.selected; queueMicrotask(() => onSelect({ detail: d })); }
   const offLang = onLang(() => {
     headTitle.textContent = t('scheduler.head');
     hint.textContent = t('scheduler.hint');

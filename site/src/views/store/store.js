@@ -250,6 +250,32 @@ export function mount(root, ctx) {
     }
   }
 
+  // While the pointer moves on the tree (the learner is aiming at a row),
+  // folders that gained or lost keys wait to be redrawn: a row appearing
+  // above the one about to be clicked would move it away. Counts and a
+  // key's numbers still update (they move nothing). What waited is drawn
+  // when the pointer leaves or rests for a moment.
+  // A test hook: root.storeHold (has: is path in the model, drawn or not).
+  const hold = { ms: 1200, state: () => ({ aiming, held: held.size }), has: (path) => !!tree.find(path) };
+  root.storeHold = hold;
+  let aiming = false;
+  let restTimer = 0;
+  const held = new Set();
+  function drawHeld() {
+    aiming = false;
+    clearTimeout(restTimer);
+    const folders = [...held];
+    held.clear();
+    if (!visible) { if (folders.length) needFull = true; return; }
+    for (const f of folders) drawFolder(f);
+  }
+  treeEl.addEventListener('pointermove', () => {
+    aiming = true;
+    clearTimeout(restTimer);
+    restTimer = setTimeout(drawHeld, hold.ms);
+  });
+  treeEl.addEventListener('pointerleave', drawHeld);
+
   function drawAll() {
     needFull = false;
     const reset = (n) => { n.el = null; n.row = null; n.kids = null; n.nums = null; n.countEl = null; n.moreEl = null; n.children.forEach(reset); };
@@ -279,9 +305,14 @@ export function mount(root, ctx) {
     empty.hidden = tree.root.count > 0;
     if (!visible) { needFull = true; return; }
     if (needFull) {
+      held.clear();
       drawAll();
     } else {
-      for (const f of ch.folders) drawFolder(f);
+      if (aiming) {
+        for (const f of ch.folders) held.add(f);
+      } else {
+        for (const f of ch.folders) drawFolder(f);
+      }
       for (const n of ch.counted) drawCount(n);
       // Flash the written keys when there are few; a burst (100 pods at
       // once) only updates the numbers, since an animation per row costs a
