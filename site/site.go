@@ -199,6 +199,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f, err := h.load(name)
+	if err != nil && name == "favicon.ico" {
+		// Browsers ask for /favicon.ico on pages that name no icon (a
+		// file opened by itself, an old bookmark): send them the site's.
+		http.Redirect(w, r, "favicon.svg", http.StatusMovedPermanently)
+		return
+	}
 	if err != nil {
 		http.NotFound(w, r)
 		return

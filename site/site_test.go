@@ -48,7 +48,8 @@ func TestHandler(t *testing.T) {
 		{"/main.css", 200, "text/css; charset=utf-8"},
 		{"/missing.js", 404, ""},
 		{"/.keep", 404, ""},
-		{"/../site.go", 404, ""}, // cleaned to "/site.go", which is not in the site
+		{"/../site.go", 404, ""},  // cleaned to "/site.go", which is not in the site
+		{"/favicon.ico", 301, ""}, // to favicon.svg (see TestFaviconICO)
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {
@@ -136,5 +137,20 @@ func TestHandlerEmbeddingHeaders(t *testing.T) {
 		if got := res.Header.Get("Content-Security-Policy"); !strings.HasSuffix(got, "; frame-ancestors *") {
 			t.Errorf("%s: Content-Security-Policy %q has no frame-ancestors *", target, got)
 		}
+	}
+}
+
+// A browser's own request for /favicon.ico (on a page that names no icon)
+// goes to the site's favicon.svg, under whatever path the site is served.
+func TestFaviconICO(t *testing.T) {
+	h := Handler(builtFS())
+	res := get(t, h, "/favicon.ico")
+	if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != "/favicon.svg" {
+		t.Errorf("/favicon.ico: %d to %q, want 301 to /favicon.svg", res.StatusCode, res.Header.Get("Location"))
+	}
+	withICO := builtFS()
+	withICO["favicon.ico"] = &fstest.MapFile{Data: []byte("\x00\x00\x01\x00")}
+	if res := get(t, Handler(withICO), "/favicon.ico"); res.StatusCode != 200 {
+		t.Errorf("a site with its own favicon.ico: %d, want 200", res.StatusCode)
 	}
 }

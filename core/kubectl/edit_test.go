@@ -147,3 +147,33 @@ func TestCreateGenerators(t *testing.T) {
 		t.Errorf("dry runs and bad input sent writes: %v", w)
 	}
 }
+
+// create serviceaccount, poddisruptionbudget and priorityclass, with
+// upstream's checks of their flags (no write for bad input) and the API
+// server's own refusals.
+func TestCreatePolicyGenerators(t *testing.T) {
+	e := newEnv(t)
+	golden(t, "create-policy", e.transcript(
+		"create serviceaccount robot --dry-run=client -o yaml",
+		"create pdb web-pdb --selector=app=web --min-available=50% --dry-run=client -o yaml",
+		"create pdb bad --min-available=1",
+		"create pdb bad --selector=app=web",
+		"create pdb bad --selector=app=web --min-available=1 --max-unavailable=1",
+		"create pdb bad --selector=app=web --min-available=10Gb",
+		"create pdb bad --selector=app=web --max-unavailable=one",
+		"create priorityclass high --value=1000 --description='high priority' --dry-run=client -o yaml",
+		"create sa",
+	))
+	if w := e.takeWrites(); len(w) != 0 {
+		t.Errorf("dry runs and bad input sent writes: %v", w)
+	}
+	golden(t, "create-policy-server", e.transcript(
+		"create serviceaccount robot",
+		"create sa robot",
+		"create poddisruptionbudget web-pdb --selector=app=web --max-unavailable=1",
+		"get pdb web-pdb -o jsonpath={.spec.maxUnavailable}",
+		"create priorityclass high --value=1000 --preemption-policy=Never",
+		"get pc high -o jsonpath={.value}/{.preemptionPolicy}",
+		"create pc too-high --value=2000000000",
+	))
+}
