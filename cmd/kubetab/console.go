@@ -31,7 +31,8 @@ same commands as the page's console (kubectl, etcdctl, trace, curl, ssh,
 images ...). Lines come from -c (in order) or, without -c, from standard
 input, one a command at a time (a here-document or a line ending in | or \
 reads on, as in a shell: console.Complete); the exit code is the last
-command's.
+command's. On a terminal it prompts, and a line's stdin is the terminal:
+kubectl exec -it and kubectl run -it give a shell in a container.
 
   kubetab console -c 'kubectl create deployment web --image=hello' -c 'kubectl get pods'
   printf 'kubectl get nodes\ntrace\n' | kubetab console`,
@@ -54,6 +55,9 @@ command's.
 				for _, l := range lines {
 					run(l)
 				}
+			} else if f, ok := cmd.InOrStdin().(*os.File); ok && f == os.Stdin && isTerminal(f) {
+				stop() // Ctrl-C stops a line, not the console
+				code = interactiveConsole(cmd.Context(), sess, streams.Out, streams.ErrOut)
 			} else if err := eachCommand(cmd.InOrStdin(), run); err != nil {
 				return err
 			}

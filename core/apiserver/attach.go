@@ -33,10 +33,11 @@ func (f AttachProviderFunc) Attach(ctx context.Context, pod *corev1.Pod, contain
 }
 
 // errNoAttach answers pods/attach where nothing streams it: without a
-// Config.Attach, in the browser build, and for a request that does not
-// upgrade to a WebSocket. kubectl run --attach (and -i) falls back to
+// Config.Attach, for a WebSocket upgrade in the browser build, and for a
+// request that neither upgrades nor POSTs the channel protocol's bodies
+// (exec_frames.go). kubectl run --attach (and -i) falls back to
 // streaming the logs when it reads this, printing it as the reason.
-var errNoAttach = apierrors.NewBadRequest("kubetab cannot attach to a running container here: attach streams over a WebSocket from the native kubetab cluster (kubectl logs -f POD shows the output; kubectl exec runs a command in it)")
+var errNoAttach = apierrors.NewBadRequest("kubetab cannot attach to a running container for this request: attach streams over a WebSocket (the real kubectl against kubetab cluster) or over the bodies of a POST (kubetab's own kubectl); kubectl logs -f POD shows the output")
 
 // podAttach serves pods/attach: the pod and container are looked up first
 // (a missing pod is a 404, as upstream), then the streams are joined over a
@@ -51,7 +52,8 @@ func (s *Server) podAttach(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if s.cfg.Attach == nil || !isUpgrade(r) {
+	channels := isChannelsRequest(r)
+	if s.cfg.Attach == nil || !isUpgrade(r) && !channels {
 		writeError(w, r, errNoAttach)
 		return
 	}
@@ -77,6 +79,10 @@ func (s *Server) podAttach(w http.ResponseWriter, r *http.Request) {
 		return
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
 		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("cannot attach a container in a completed pod; current phase is %s", pod.Status.Phase)))
+		return
+	}
+	if channels {
+		s.attachChannels(w, r, pod, container) // kubetab's kubectl (exec_frames.go)
 		return
 	}
 	s.attachUpgrade(w, r, pod, container)

@@ -74,7 +74,11 @@ type ExecResult struct {
 // browser build refuses it with 400). Older kubectls ask for SPDY/3.1
 // instead, which kubetab does not speak: 400.
 //
-// Either way the pod, container and command are checked first, as
+// A third form, POST with Content-Type application/vnd.kubetab.channels,
+// carries the WebSocket's messages on the request and response bodies: the
+// in-process kubectl's interactive exec (exec_frames.go).
+//
+// Every way the pod, container and command are checked first, as
 // kube-apiserver's pods/exec does before it dials the kubelet, so a bad
 // request is a plain HTTP error (kubectl then prints "Error from server
 // (BadRequest): container x is not valid for pod web").
@@ -91,6 +95,10 @@ func (s *Server) podExec(w http.ResponseWriter, r *http.Request) {
 	}
 	if upgrade {
 		s.execUpgrade(w, r, pod, container, cmd)
+		return
+	}
+	if isChannelsRequest(r) {
+		s.execChannels(w, r, pod, container, cmd) // kubetab's kubectl, interactive (exec_frames.go)
 		return
 	}
 	q := r.URL.Query()

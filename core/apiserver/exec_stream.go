@@ -4,20 +4,16 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/coder/websocket"
 
-	"github.com/kubetab/kubetab/core/internal/tty"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/remotecommand"
 )
 
@@ -89,21 +85,6 @@ import (
 // execProtocols are the subprotocols served, best first.
 var execProtocols = []string{remotecommand.StreamProtocolV5Name, remotecommand.StreamProtocolV4Name}
 
-const (
-	// execReadLimit bounds one message from the client. kubectl sends stdin
-	// in reads of 32 KiB, plus the channel byte.
-	execReadLimit = 1 << 20
-	// execChunk is the largest message sent: longer writes are split.
-	execChunk = 32 << 10
-	// execWriteTimeout cuts off a client that takes longer than this to
-	// accept one message (client-go's own write deadline is a minute too).
-	execWriteTimeout = time.Minute
-	// execStdinFrames is how many stdin messages may wait for a command
-	// that has not read them yet. Beyond it the reading of the connection
-	// waits for the command, and so do its pings.
-	execStdinFrames = 16
-)
-
 // execUpgrade serves an exec whose request asks to switch protocols, once
 // the pod, container and command have been checked (podExec).
 func (s *Server) execUpgrade(w http.ResponseWriter, r *http.Request, pod *corev1.Pod, container string, cmd []string) {
@@ -121,17 +102,16 @@ func (s *Server) attachUpgrade(w http.ResponseWriter, r *http.Request, pod *core
 }
 
 // streamUpgrade upgrades r to a WebSocket speaking the channel protocol and
-// runs run on its streams; cmd names the command in a non-zero exit status.
-func (s *Server) streamUpgrade(w http.ResponseWriter, r *http.Request, cmd []string, run func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error)) {
-	q := r.URL.Query()
-	ttyOn := execOption(q, "tty", false)
+// runs run on its streams (serveChannels); cmd names the command in a
+// non-zero exit status.
+func (s *Server) streamUpgrade(w http.ResponseWriter, r *http.Request, cmd []string, run streamFunc) {
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("kubetab streams pods/exec over a WebSocket (%s), not %q", strings.Join(execProtocols, ", "), r.Header.Get("Upgrade"))))
 		return
 	}
-	stdinOn, stdoutOn, stderrOn := execOption(q, "stdin", false), execOption(q, "stdout", true), execOption(q, "stderr", true)
-	if !stdinOn && !stdoutOn && !stderrOn {
-		writeError(w, r, apierrors.NewBadRequest("you must specify at least 1 of stdin, stdout, stderr"))
+	opts, err := channelOptionsOf(r)
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
 	offered := offeredProtocols(r)
@@ -147,86 +127,34 @@ func (s *Server) streamUpgrade(w http.ResponseWriter, r *http.Request, cmd []str
 		return
 	}
 	conn.SetReadLimit(execReadLimit)
-
-	// ctx ends the command when the client goes away. (After the upgrade the
-	// request's context no longer notices that: the reading below does.)
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	ended := make(chan struct{}) // the command has ended: stdin is read no more
-	var frames chan []byte
-	var stdin io.Reader
-	if stdinOn {
-		frames = make(chan []byte, execStdinFrames)
-		stdin = &stdinReader{frames: frames}
-	}
-	// tty=true (kubectl exec -t): the kubelet gives the command a terminal,
-	// whose sizes come on the resize channel.
-	var sizes chan tty.Size
-	if ttyOn {
-		sizes = make(chan tty.Size, 1)
-		ctx = tty.With(ctx, &tty.Terminal{Resize: sizes})
-	}
-	received := make(chan struct{})
-	go func() {
-		defer close(received)
-		defer cancel()
-		receive(conn, conn.Subprotocol() == remotecommand.StreamProtocolV5Name, frames, sizes, ended)
-	}()
-	finish := func(st *metav1.Status) {
-		close(ended)
-		if st != nil {
-			if data, err := json.Marshal(st); err == nil {
-				_, _ = channelWriter{conn, remotecommand.StreamErr}.Write(data)
-			}
-			_ = conn.Close(websocket.StatusNormalClosure, "")
-		} else {
-			_ = conn.CloseNow()
-		}
-		<-received
-	}
-
-	// Tell the client the stream is up: an empty message on the lowest
-	// channel it reads, as upstream does.
-	first := byte(remotecommand.StreamErr)
-	switch {
-	case stdoutOn:
-		first = remotecommand.StreamStdOut
-	case stderrOn:
-		first = remotecommand.StreamStdErr
-	}
-	if _, err := (channelWriter{conn, first}).Write(nil); err != nil {
-		finish(nil)
-		return
-	}
-	var stdout, stderr io.Writer = io.Discard, io.Discard
-	if stdoutOn {
-		stdout = channelWriter{conn, remotecommand.StreamStdOut}
-	}
-	if stderrOn {
-		stderr = channelWriter{conn, remotecommand.StreamStdErr}
-	}
-	code, err := run(ctx, stdin, stdout, stderr)
-	switch {
-	case err == nil:
-		st := exitStatus(cmd, code)
-		finish(&st)
-	case ctx.Err() != nil:
-		finish(nil) // the client has gone: nobody to tell
-	default:
-		if _, ok := err.(apierrors.APIStatus); !ok {
-			// The kubelet's words for a runtime that failed to run it.
-			err = apierrors.NewInternalError(fmt.Errorf("error executing command in container: %w", err))
-		}
-		finish(execFailure(err))
-	}
+	opts.v5 = conn.Subprotocol() == remotecommand.StreamProtocolV5Name
+	serveChannels(r.Context(), wsConn{conn}, opts, cmd, run)
 }
 
-// execFailure is the Status an exec that could not run ends with.
-func execFailure(err error) *metav1.Status {
-	st := statusOf(err)
-	st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
-	st.Status = metav1.StatusFailure
-	return st
+// wsConn is a WebSocket as a channelConn: one message each.
+type wsConn struct{ c *websocket.Conn }
+
+func (c wsConn) ReadMessage() ([]byte, error) {
+	// Not the request's context: a Read whose context ends closes the
+	// connection. Closing the connection ends the Read.
+	_, msg, err := c.c.Read(context.Background())
+	return msg, err
+}
+
+func (c wsConn) WriteMessage(msg []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), execWriteTimeout)
+	defer cancel()
+	return c.c.Write(ctx, websocket.MessageBinary, msg)
+}
+
+// Close ends the connection: with the close handshake after the status
+// (a client still reading the output then gets all of it), else at once.
+func (c wsConn) Close(normal bool) {
+	if normal {
+		_ = c.c.Close(websocket.StatusNormalClosure, "")
+	} else {
+		_ = c.c.CloseNow()
+	}
 }
 
 // offeredProtocols lists the WebSocket subprotocols a request offers, in
@@ -242,107 +170,3 @@ func offeredProtocols(r *http.Request) []string {
 	}
 	return out
 }
-
-// receive reads the client's messages until the connection ends: stdin goes
-// to frames (closed at stdin's close signal, or when the connection ends),
-// terminal sizes are dropped (there is no terminal), and so is anything on
-// channels the client does not write, as upstream drops it. While it reads,
-// the library answers the client's pings (kubectl pings every 5 s and gives
-// up after a minute without a pong). frames is nil without stdin.
-func receive(conn *websocket.Conn, v5 bool, frames chan<- []byte, sizes chan tty.Size, ended <-chan struct{}) {
-	stdinOpen := frames != nil
-	closeStdin := func() {
-		if stdinOpen {
-			stdinOpen = false
-			close(frames)
-		}
-	}
-	defer closeStdin()
-	for {
-		// Not the request's context: a Read whose context ends closes the
-		// connection. Closing the connection ends the Read.
-		_, msg, err := conn.Read(context.Background())
-		if err != nil {
-			return
-		}
-		if len(msg) == 0 {
-			continue
-		}
-		switch ch, data := msg[0], msg[1:]; {
-		case ch == remotecommand.StreamClose && v5:
-			if len(data) != 1 {
-				return // a protocol error: the command ends (upstream closes the connection)
-			}
-			if data[0] == remotecommand.StreamStdIn {
-				closeStdin()
-			}
-		case ch == remotecommand.StreamResize && sizes != nil:
-			var sz struct{ Width, Height uint16 }
-			if json.Unmarshal(data, &sz) == nil {
-				// Keep the latest size only: a terminal being resized
-				// sends many.
-				select {
-				case <-sizes:
-				default:
-				}
-				sizes <- tty.Size{Width: sz.Width, Height: sz.Height}
-			}
-		case ch == remotecommand.StreamStdIn && stdinOpen:
-			select {
-			case frames <- data:
-			case <-ended:
-			}
-		}
-	}
-}
-
-// stdinReader is the command's stdin: the client's stdin messages, in
-// order, then io.EOF once the client has closed its stdin or gone.
-type stdinReader struct {
-	frames <-chan []byte
-	cur    []byte
-}
-
-func (r *stdinReader) Read(p []byte) (int, error) {
-	for len(r.cur) == 0 {
-		b, ok := <-r.frames
-		if !ok {
-			return 0, io.EOF
-		}
-		r.cur = b
-	}
-	n := copy(p, r.cur)
-	r.cur = r.cur[n:]
-	return n, nil
-}
-
-// channelWriter sends what is written to it to the client on one channel,
-// at once, in messages of at most execChunk bytes. An empty write sends one
-// empty message.
-type channelWriter struct {
-	conn *websocket.Conn
-	ch   byte
-}
-
-func (w channelWriter) Write(p []byte) (int, error) {
-	n := 0
-	for {
-		chunk := p[:min(len(p), execChunk)]
-		msg := make([]byte, 1+len(chunk))
-		msg[0] = w.ch
-		copy(msg[1:], chunk)
-		ctx, cancel := context.WithTimeout(context.Background(), execWriteTimeout)
-		err := w.conn.Write(ctx, websocket.MessageBinary, msg)
-		cancel()
-		if err != nil {
-			return n, fmt.Errorf("exec: write to channel %d: %w", w.ch, err)
-		}
-		n += len(chunk)
-		p = p[len(chunk):]
-		if len(p) == 0 {
-			return n, nil
-		}
-	}
-}
-
-var _ io.Writer = channelWriter{}

@@ -196,7 +196,7 @@ func TestPodAttach(t *testing.T) {
 		code         int
 		want         string
 	}{
-		{"POST", "one/attach?stdout=true", 400, `"message":"kubetab cannot attach to a running container here: attach streams over a WebSocket`},
+		{"POST", "one/attach?stdout=true", 400, `"message":"kubetab cannot attach to a running container for this request: attach streams over a WebSocket`},
 		{"GET", "one/attach?stdin=true&tty=true", 400, `"reason":"BadRequest"`},
 		{"POST", "nope/attach", 404, `"message":"pods \"nope\" not found"`},
 		{"PUT", "one/attach", 405, `"reason":"MethodNotAllowed"`},

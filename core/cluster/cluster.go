@@ -40,19 +40,6 @@ import (
 	"github.com/kubetab/kubetab/core/apiserver"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
-	"github.com/kubetab/kubetab/core/controller/deployment"
-	"github.com/kubetab/kubetab/core/controller/disruption"
-	"github.com/kubetab/kubetab/core/controller/endpoint"
-	"github.com/kubetab/kubetab/core/controller/endpointslice"
-	"github.com/kubetab/kubetab/core/controller/garbagecollector"
-	"github.com/kubetab/kubetab/core/controller/job"
-	"github.com/kubetab/kubetab/core/controller/namespace"
-	"github.com/kubetab/kubetab/core/controller/nodelifecycle"
-	"github.com/kubetab/kubetab/core/controller/nodelifecycle/tainteviction"
-	"github.com/kubetab/kubetab/core/controller/podgc"
-	"github.com/kubetab/kubetab/core/controller/replicaset"
-	"github.com/kubetab/kubetab/core/controller/rootcacertpublisher"
-	"github.com/kubetab/kubetab/core/controller/serviceaccount"
 	"github.com/kubetab/kubetab/core/kubelet"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/core/scheduler"
@@ -193,6 +180,9 @@ type Cluster struct {
 	nodes     []nodeSpec
 	nextIndex int           // the next node's number: its podCIDR and IP
 	synced    []func() bool // the HasSynced of the control plane's components
+	// components counts the control plane's goroutines (controllers,
+	// scheduler, compactor) started by Launch; Wait waits for them.
+	components sync.WaitGroup
 
 	net networkState // kube-proxies and cluster DNS (network.go)
 
@@ -388,64 +378,15 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	type runner interface{ Run(context.Context) error }
 	var runners []runner
 
-	dc, err := deployment.New(deployment.Config{Client: c.Client("deployment-controller"), Clock: clk})
+	// kube-controller-manager: every controller of its table
+	// (controllermanager.go).
+	ctls, err := c.newControllers(clk)
 	if err != nil {
 		return err
 	}
-	rsc, err := replicaset.New(replicaset.Config{Client: c.Client("replicaset-controller"), Clock: clk})
-	if err != nil {
-		return err
+	for _, ctl := range ctls {
+		runners = append(runners, ctl)
 	}
-	gc, err := garbagecollector.New(garbagecollector.Config{Client: c.Client("generic-garbage-collector"), Clock: clk})
-	if err != nil {
-		return err
-	}
-	// The rest of kube-controller-manager: namespace, node lifecycle and
-	// taint eviction, Job, Endpoints and EndpointSlice, disruption (the
-	// PodDisruptionBudgets' status) and pod GC controllers.
-	nsc, err := namespace.New(namespace.Config{Client: c.Client(namespace.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	nlc, err := nodelifecycle.New(nodelifecycle.Config{Client: c.Client(nodelifecycle.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	tec, err := tainteviction.New(tainteviction.Config{Client: c.Client(tainteviction.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	jc, err := job.New(job.Config{Client: c.Client(job.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	epc, err := endpoint.New(endpoint.Config{Client: c.Client(endpoint.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	esc, err := endpointslice.New(endpointslice.Config{Client: c.Client(endpointslice.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	dsc, err := disruption.New(disruption.Config{Client: c.Client(disruption.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	pgc, err := podgc.New(podgc.Config{Client: c.Client(podgc.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	// The namespace's own objects: kube-root-ca.crt and the default
-	// ServiceAccount, recreated when deleted.
-	rcp, err := rootcacertpublisher.New(rootcacertpublisher.Config{Client: c.Client(rootcacertpublisher.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	sac, err := serviceaccount.New(serviceaccount.Config{Client: c.Client(serviceaccount.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc, rcp, sac)
 	sched, err := scheduler.New(scheduler.Config{Client: c.Client("kube-scheduler"), Clock: clk})
 	if err != nil {
 		return err
@@ -453,7 +394,7 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	c.mu.Lock()
 	c.sched = sched
 	c.mu.Unlock()
-	runners = append(runners, dc, rsc, gc, sched)
+	runners = append(runners, sched)
 	// kube-apiserver compacts etcd every 5 minutes (on the cluster's clock).
 	runners = append(runners, &registry.Compactor{Store: c.Store, Clock: clk})
 	if c.wal != nil {
@@ -468,17 +409,20 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	for _, r := range runners {
-		go func(r runner) { _ = r.Run(ctx) }(r)
+		c.components.Add(1)
+		go func(r runner) {
+			defer c.components.Done()
+			_ = r.Run(ctx)
+		}(r)
 	}
 	if err := c.startNetwork(ctx); err != nil {
 		return err
 	}
 	c.mu.Lock()
 	c.ctx = ctx
-	c.synced = []func() bool{
-		dc.HasSynced, rsc.HasSynced, gc.HasSynced, nsc.HasSynced, nlc.HasSynced, tec.HasSynced,
-		jc.HasSynced, epc.HasSynced, esc.HasSynced, dsc.HasSynced, pgc.HasSynced, sched.HasSynced,
-		rcp.HasSynced, sac.HasSynced,
+	c.synced = []func() bool{sched.HasSynced}
+	for _, ctl := range ctls {
+		c.synced = append(c.synced, ctl.HasSynced)
 	}
 	for _, n := range c.nodes {
 		c.startKubeletLocked(n.Name)
@@ -490,6 +434,10 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	}()
 	return nil
 }
+
+// Wait blocks until the control plane's components started by Launch have
+// returned, which they do once Launch's context is done.
+func (c *Cluster) Wait() { c.components.Wait() }
 
 // newKubeletLocked makes a node's container runtime and kubelet (not
 // running yet). Called with mu held.

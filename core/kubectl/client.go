@@ -58,6 +58,7 @@ type request struct {
 	path        string // absolute path: /api/v1/namespaces/default/pods
 	query       url.Values
 	body        []byte
+	stream      io.Reader // the body, read as it comes (exec and attach's channels); instead of body
 	contentType string
 	accept      string
 }
@@ -79,6 +80,9 @@ func (c *restClient) do(ctx context.Context, r request) (*http.Response, error) 
 	var body io.Reader
 	if r.body != nil {
 		body = bytes.NewReader(r.body)
+	}
+	if r.stream != nil {
+		body = r.stream
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
 	if err != nil {

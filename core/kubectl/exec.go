@@ -1,7 +1,6 @@
 package kubectl
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -56,9 +55,6 @@ func (s *session) newExecCommand() *cobra.Command {
 			if dash != 1 {
 				return usageErrorf(cmd, "exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead")
 			}
-			if stdin || tty {
-				return errors.New("interactive exec (-i, -t) is not available in kubetab's console: the command runs to completion and its output is printed")
-			}
 			pod, err := s.execPod(args[0], podTimeout)
 			if err != nil {
 				return err
@@ -77,6 +73,9 @@ func (s *session) newExecCommand() *cobra.Command {
 			podsRes, err := s.resolve("pods")
 			if err != nil {
 				return err
+			}
+			if stdin {
+				return s.execStream(podsRes.path(pod.Namespace, pod.Name, "exec"), q, &streamOptions{stdin: stdin, tty: tty, quiet: quiet})
 			}
 			var res execResult
 			if err := s.client.into(s.ctx, request{method: "POST", path: podsRes.path(pod.Namespace, pod.Name, "exec"), query: q}, &res); err != nil {
@@ -179,4 +178,30 @@ func defaultContainer(pod *corev1.Pod, quiet bool, warn io.Writer) (string, erro
 		fmt.Fprintf(warn, "Defaulted container %q out of: %s\n", name, allContainerNames(pod))
 	}
 	return name, nil
+}
+
+// execStream is exec -i (and -it): the command's streams stay open while it
+// runs, stdin from kubectl's, on the console's terminal in raw mode with
+// -t (stream.go).
+func (s *session) execStream(path string, q url.Values, o *streamOptions) error {
+	term := s.setupTTY(o)
+	var errOut io.Writer = s.errOut()
+	restore := func() {}
+	if term != nil {
+		var err error
+		if restore, err = term.MakeRaw(); err != nil {
+			return err
+		}
+		errOut = nil // a terminal has one stream: stderr comes on stdout
+	}
+	code, err := s.streamSession(path, q, s.streams.In, s.out(), errOut, term)
+	restore() // the terminal as it was, before kubectl's own messages
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		fmt.Fprintf(s.errOut(), "command terminated with exit code %d\n", code)
+		return &exitCodeError{code: code}
+	}
+	return nil
 }

@@ -246,7 +246,7 @@ func (s *session) rootCommand() *cobra.Command {
 	add("deploy", s.newRolloutCommand(), s.newScaleCommand())
 	add("basic", s.newSetCommand())
 	add("cluster", s.newClusterInfoCommand(), s.newTopCommand(), s.newCordonCommand(true), s.newCordonCommand(false), s.newDrainCommand(), s.newTaintCommand())
-	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newExecCommand(), s.newPortForwardCommand(), s.newEventsCommand(), s.newSchedulingCommand())
+	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newExecCommand(), s.newAttachCommand(), s.newPortForwardCommand(), s.newEventsCommand(), s.newSchedulingCommand())
 	add("advanced", s.newDiffCommand(), s.newApplyCommand(), s.newPatchCommand(), s.newWaitCommand())
 	add("basic", s.newEditCommand())
 	add("settings", s.newLabelCommand(), s.newAnnotateCommand())

@@ -26,17 +26,18 @@ import (
 // controller owns that pod: nothing recreates it when it is deleted, which
 // is the difference from `kubectl create deployment`.
 //
-// With --attach (or -i) upstream waits for the pod to run and attaches to
-// the container's stdout and stderr. The console has no terminal and no
-// streaming connection to attach with, so it does what upstream kubectl
-// falls back to when attach fails: it says so, then streams the
-// container's log (following it, so the output appears as the container
-// writes it) until the container ends.
+// With --attach (or -i) it waits for the pod to run and attaches to the
+// container's own process (attach.go): -i sends what is typed or piped to
+// its stdin (the pod's spec says stdin: true), -t puts the console's
+// terminal in raw mode for the container's terminal (tty: true), so
+// `kubectl run -it --rm debug --image=busybox --restart=Never -- sh` is a
+// shell in the pod. Where attach fails, kubectl says so and streams the
+// container's log instead, as upstream does.
 //
-//	kubectl run -i --rm once --image=hello --restart=Never -- --ticks=3
-//	  POST pods ─▶ wait (watch) until Running and Ready ─▶ GET pods/once/log?follow=true
-//	  ─▶ wait (watch) until Succeeded or Failed ─▶ exit with the container's code
-//	  ─▶ --rm: DELETE pods/once
+//	kubectl run -it --rm debug --image=busybox --restart=Never -- sh
+//	  POST pods ─▶ wait (watch) until Running and Ready ─▶ POST pods/debug/attach (the streams)
+//	  ─▶ sh exits ─▶ wait (watch) until Succeeded or Failed ─▶ exit with the container's code
+//	  ─▶ --rm: DELETE pods/debug
 
 var podsResource = apiResource{Version: "v1", Name: "pods", Kind: "Pod", Namespaced: true}
 
@@ -62,9 +63,6 @@ var imageReference = regexp.MustCompile(func() string {
 // errPodCompleted is upstream run's ErrPodCompleted: the pod ended before
 // it was seen running and ready.
 var errPodCompleted = errors.New("pod ran to completion")
-
-// errNoAttach is why the console streams logs instead of attaching.
-var errNoAttach = errors.New("the console cannot attach to containers")
 
 // runOptions are the flags of `kubectl run`.
 type runOptions struct {
@@ -96,7 +94,7 @@ func (s *session) newRunCommand() *cobra.Command {
 
  kubectl POSTs one Pod, labelled run=NAME, with one container named NAME; the scheduler binds it to a node and that node's kubelet starts it. No controller owns the pod, so nothing recreates it once it is deleted.
 
- With --attach or -i, kubectl waits for the pod to run and shows its output. This console cannot attach to a container (it has no terminal), so it streams the container's log until the container ends, as kubectl does when attaching fails.`,
+ With --attach or -i, kubectl waits for the pod to run and attaches to its container: its output appears as it comes, -i sends your input to it, and -t gives it a terminal (kubectl run -it --rm debug --image=busybox --restart=Never -- sh is a shell in the pod).`,
 		Example: `  # Start a hello pod
   kubectl run hello --image=hello
 
@@ -380,12 +378,17 @@ func (s *session) attachRun(o *runOptions, name string, restart corev1.RestartPo
 	case err != nil:
 		return err
 	default:
-		if o.tty && !o.quiet {
-			fmt.Fprintln(s.errOut(), "Unable to use a TTY - input is not a terminal or the right kind of file")
-		}
-		fmt.Fprintf(s.errOut(), "warning: couldn't attach to pod/%s, falling back to streaming logs: %v\n", name, errNoAttach)
-		if err := s.runLogs(&logsOptions{tail: -1, follow: true}, name); err != nil {
-			return err
+		// upstream's handleAttachPod: attach, or say why not and show the
+		// log instead.
+		ao := &attachOptions{streamOptions: streamOptions{stdin: o.stdin, tty: o.tty, quiet: o.quiet}, podTimeout: o.podTimeout}
+		if err := s.attach(pod, ao); err != nil {
+			if s.ctx.Err() != nil {
+				return err
+			}
+			fmt.Fprintf(s.errOut(), "warning: couldn't attach to pod/%s, falling back to streaming logs: %v\n", name, err)
+			if err := s.runLogs(&logsOptions{tail: -1, follow: true}, name); err != nil {
+				return err
+			}
 		}
 	}
 

@@ -157,7 +157,9 @@ func (e *env) created(name string) *corev1.Pod {
 	return p
 }
 
-const noAttach = "warning: couldn't attach to pod/%s, falling back to streaming logs: the console cannot attach to containers\n"
+// noAttach is what run prints when the API server cannot attach (this
+// test's has no kubelet to attach with).
+const noAttach = "If you don't see a command prompt, try pressing enter.\nwarning: couldn't attach to pod/%s, falling back to streaming logs: kubetab cannot attach to a running container for this request: attach streams over a WebSocket (the real kubectl against kubetab cluster) or over the bodies of a POST (kubetab's own kubectl); kubectl logs -f POD shows the output\n"
 
 // TestRunAttach: --attach and -i wait for the pod to run, stream the
 // container's log until it ends, return its exit code when the pod does

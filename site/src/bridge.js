@@ -86,6 +86,11 @@ export class Cluster {
         if (c) c.onOutput(msg.data, msg.fd);
         break;
       }
+      case 'ttyMode': {
+        const c = this.commands.get(msg.id);
+        if (c && c.onMode) c.onMode(msg.mode);
+        break;
+      }
       case 'exit': {
         const c = this.commands.get(msg.id);
         this.commands.delete(msg.id);
@@ -314,15 +319,23 @@ export class Cluster {
 
   /**
    * Run one console line. onOutput(bytes, fd) gets its output as it comes.
-   * Returns {done: Promise<exit code>, cancel()}; cancel is Ctrl-C.
+   * Returns {done: Promise<exit code>, cancel(), input(text, eof), resize(cols, rows)};
+   * cancel is Ctrl-C. With tty ({cols, rows, onMode(mode)}) and no stdin,
+   * the line's stdin is the console's terminal: onMode tells how to handle
+   * keys ('raw': send each as typed; 'cooked': a command reads a line; '':
+   * nobody reads), input sends them, resize the terminal's new size.
    */
-  run(line, onOutput, stdin) {
+  run(line, onOutput, stdin, tty) {
     const id = this.nextID++;
-    const done = new Promise((resolve) => this.commands.set(id, { onOutput, resolve }));
-    this.worker.postMessage({ type: 'run', id, line, stdin: stdin ?? null });
+    const onMode = tty && tty.onMode;
+    const done = new Promise((resolve) => this.commands.set(id, { onOutput, resolve, onMode }));
+    const term = stdin == null && tty ? { cols: tty.cols, rows: tty.rows } : {};
+    this.worker.postMessage({ type: 'run', id, line, stdin: stdin ?? null, ...term });
     return {
       done,
       cancel: () => this.worker.postMessage({ type: 'cancel', id }),
+      input: (text, eof = false) => this.worker.postMessage({ type: 'stdin', id, text, eof }),
+      resize: (cols, rows) => this.worker.postMessage({ type: 'resize', id, cols, rows }),
     };
   }
 

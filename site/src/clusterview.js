@@ -54,7 +54,66 @@ function badge(text) {
   return td;
 }
 
-const byName = (a, b) => Informer.key(a).localeCompare(Informer.key(b));
+// Keys are namespace/name in ASCII: a plain comparison sorts them as
+// kubectl does, without localeCompare's collator (slow to start, and slow).
+const byName = (a, b) => {
+  const x = Informer.key(a);
+  const y = Informer.key(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/**
+ * Keyed table rows: each object keeps its <tr>; a row whose cells did not
+ * change is left alone, a changed one gets new cells, and rows move only
+ * when out of place. Rebuilding 200 rows at every watch event made the
+ * browser restyle and relayout the whole table each frame.
+ */
+class Rows {
+  constructor(tbody) {
+    this.tbody = tbody;
+    this.rows = new Map(); // key -> {tr, sig}
+  }
+
+  /**
+   * @param {object[]} items   in display order
+   * @param {(o: object) => string} keyOf
+   * @param {(o: object) => {data: object, cells: () => HTMLElement[], sig: string}} describe
+   */
+  sync(items, keyOf, describe) {
+    const want = [];
+    const seen = new Set();
+    for (const it of items) {
+      const k = keyOf(it);
+      seen.add(k);
+      let row = this.rows.get(k);
+      if (!row) {
+        row = { tr: document.createElement('tr'), sig: null };
+        this.rows.set(k, row);
+      }
+      const d = describe(it);
+      if (d.sig !== row.sig) {
+        row.sig = d.sig;
+        for (const [name, value] of Object.entries(d.data)) row.tr.dataset[name] = value;
+        row.tr.replaceChildren(...d.cells());
+      }
+      want.push(row.tr);
+    }
+    for (const [k, row] of this.rows) {
+      if (!seen.has(k)) {
+        row.tr.remove();
+        this.rows.delete(k);
+      }
+    }
+    let cursor = this.tbody.firstElementChild;
+    for (const tr of want) {
+      if (tr === cursor) {
+        cursor = cursor.nextElementSibling;
+        continue;
+      }
+      this.tbody.insertBefore(tr, cursor);
+    }
+  }
+}
 
 export class ClusterView {
   /** @param {import('./cache.js').Cache} cache  the page's shared informers */
@@ -63,16 +122,23 @@ export class ClusterView {
     this.nodes = new Map();
     this.pods = new Map();
     this.states = { nodes: 'connecting', pods: 'connecting' };
-    // The cache tells subscribers at most once per frame.
+    this.nodeRows = new Rows(root.querySelector('#nodes tbody'));
+    this.podRows = new Rows(root.querySelector('#pods tbody'));
+    this.frame = 0;
+    // The cache tells each subscriber at most once per frame; nodes and
+    // pods together still draw once.
+    const schedule = () => {
+      if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.render(); });
+    };
     cache.subscribe('/api/v1/nodes', (items, state) => {
       this.nodes = items;
       this.states.nodes = state;
-      this.render();
+      schedule();
     });
     cache.subscribe('/api/v1/pods', (items, state) => {
       this.pods = items;
       this.states.pods = state;
-      this.render();
+      schedule();
     });
     onLang(() => this.render());
   }
@@ -88,34 +154,38 @@ export class ClusterView {
     live.dataset.state = state;
     live.textContent = t(`cluster.${state}`);
 
+    const perNode = new Map();
+    for (const p of this.pods.values()) {
+      const n = p.spec && p.spec.nodeName;
+      if (n) perNode.set(n, (perNode.get(n) || 0) + 1);
+    }
     const nodes = [...this.nodes.values()].sort(byName);
-    const nodeBody = r.querySelector('#nodes tbody');
-    nodeBody.replaceChildren(...nodes.map((n) => {
-      const tr = document.createElement('tr');
+    this.nodeRows.sync(nodes, Informer.key, (n) => {
+      const name = n.metadata.name;
       const status = nodeStatus(n);
-      tr.dataset.node = n.metadata.name;
-      tr.dataset.status = status;
-      const count = [...this.pods.values()].filter((p) => p.spec && p.spec.nodeName === n.metadata.name).length;
-      tr.append(cell(n.metadata.name, 'name'), badge(status),
-        cell(String(count), 'num'),
-        cell(((n.status || {}).nodeInfo || {}).kubeletVersion || '', 'dim'));
-      return tr;
-    }));
+      const count = String(perNode.get(name) || 0);
+      const version = ((n.status || {}).nodeInfo || {}).kubeletVersion || '';
+      return {
+        sig: [name, status, count, version].join('\0'),
+        data: { node: name, status },
+        cells: () => [cell(name, 'name'), badge(status), cell(count, 'num'), cell(version, 'dim')],
+      };
+    });
     r.querySelector('#nodes-empty').hidden = nodes.length > 0;
     r.querySelector('#nodes-count').textContent = String(nodes.length);
 
     const pods = [...this.pods.values()].sort(byName);
-    const podBody = r.querySelector('#pods tbody');
-    podBody.replaceChildren(...pods.map((p) => {
-      const tr = document.createElement('tr');
+    this.podRows.sync(pods, Informer.key, (p) => {
       const status = podStatus(p);
-      tr.dataset.pod = p.metadata.name;
-      tr.dataset.namespace = p.metadata.namespace;
-      tr.dataset.status = status;
-      tr.append(cell(p.metadata.name, 'name'), cell(podReady(p), 'num'), badge(status),
-        cell((p.spec || {}).nodeName || '—', 'dim'), cell((p.status || {}).podIP || '—', 'dim mono'));
-      return tr;
-    }));
+      const ready = podReady(p);
+      const node = (p.spec || {}).nodeName || '—';
+      const ip = (p.status || {}).podIP || '—';
+      return {
+        sig: [p.metadata.name, ready, status, node, ip].join('\0'),
+        data: { pod: p.metadata.name, namespace: p.metadata.namespace, status },
+        cells: () => [cell(p.metadata.name, 'name'), cell(ready, 'num'), badge(status), cell(node, 'dim'), cell(ip, 'dim mono')],
+      };
+    });
     r.querySelector('#pods-empty').hidden = pods.length > 0;
     r.querySelector('#pods-count').textContent = String(pods.length);
   }

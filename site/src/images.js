@@ -44,7 +44,8 @@ export function imageRows(images) {
     row.abouts.set(tag, img.about);
   }
   const parts = (tag) => tag.split('.').length;
-  const byTag = (a, b) => (a === 'latest') - (b === 'latest') || parts(b) - parts(a) || a.localeCompare(b);
+  const ascii = (a, b) => (a < b ? -1 : a > b ? 1 : 0); // image names and tags are ASCII
+  const byTag = (a, b) => (a === 'latest') - (b === 'latest') || parts(b) - parts(a) || ascii(a, b);
   const out = [...rows.values()];
   for (const row of out) {
     row.tags.sort(byTag);
@@ -52,7 +53,7 @@ export function imageRows(images) {
     row.about = row.abouts.get(row.tags[0]);
     delete row.abouts;
   }
-  return out.sort((a, b) => a.name.localeCompare(b.name) || byTag(a.tags[0], b.tags[0]));
+  return out.sort((a, b) => ascii(a.name, b.name) || byTag(a.tags[0], b.tags[0]));
 }
 
 /**

@@ -119,7 +119,7 @@ cluster.on('exited', () => {
 });
 
 // --- the console --------------------------------------------------------------
-const term = new Console($('#terminal'), (line, onOutput) => {
+const term = new Console($('#terminal'), (line, onOutput, tty) => {
   const record = { line, firstOutputAt: 0, exitAt: 0, code: null, output: '' };
   kubetab.commands.push(record);
   const decoder = new TextDecoder();
@@ -127,7 +127,7 @@ const term = new Console($('#terminal'), (line, onOutput) => {
     if (!record.firstOutputAt) record.firstOutputAt = performance.now();
     if (record.output.length < 65536) record.output += decoder.decode(bytes, { stream: true });
     onOutput(bytes, fd);
-  });
+  }, null, tty);
   handle.done.then((code) => {
     record.exitAt = performance.now();
     record.code = code;

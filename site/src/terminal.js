@@ -28,6 +28,17 @@
 // view's width. The error stream is red only on error lines ("No resources
 // found" is not an error: termtext.js). The history (bounded) survives a
 // reload in localStorage.
+//
+// Terminals: a line's stdin is this terminal (core/console's Terminal), and
+// the worker says how keys should go while it runs (bridge.js run's onMode).
+// 'raw' is what kubectl exec -it, attach -it and run -it ask for, as upstream
+// kubectl puts the learner's terminal in raw mode: every key goes to the
+// container's terminal as typed (Ctrl-C and Ctrl-D too; the container's
+// line discipline echoes and edits), output is written as it comes, and the
+// terminal's size (and every resize) goes to the container's pty. 'cooked'
+// is a command reading a line (kubectl exec -i without -t): the line is
+// edited here and sent at Enter, Ctrl-D ends the input, Ctrl-C stops the
+// command. Otherwise keys typed while a command runs wait for the prompt.
 
 import './terminal.css';
 import { Terminal } from '@xterm/xterm';
@@ -117,7 +128,7 @@ addStrings({
 export class Console {
   /**
    * @param {HTMLElement} el where the terminal goes
-   * @param {(line: string, onOutput: (bytes: Uint8Array|string, fd: number) => void) => {done: Promise<number>, cancel: () => void}} runner
+   * @param {(line: string, onOutput: (bytes: Uint8Array|string, fd: number) => void, tty: {cols, rows, onMode}) => {done: Promise<number>, cancel: () => void, input?, resize?}} runner
    */
   constructor(el, runner, completer) {
     this.runner = runner;
@@ -178,6 +189,8 @@ export class Console {
     this.search = null;     // {query, index, failed} while Ctrl-R searches
     this.completing = false; // a Tab waits for the worker
     this.onIdle = [];        // called after each command ends
+    this.mode = '';          // the running line's terminal mode: '' | 'raw' | 'cooked'
+    this.cooked = [];        // the line being typed in cooked mode
 
     this.term.onData((data) => this.input(data));
     this.keepPromptVisible();
@@ -201,7 +214,14 @@ export class Console {
       else if (cursorBottom - cellH < vv.offsetTop) window.scrollBy(0, cursorBottom - cellH - vv.offsetTop - 12);
     };
     this.keepVisible = () => requestAnimationFrame(keep);
-    vv.addEventListener('resize', this.keepVisible);
+    // Whether the keyboard is up, kept from the viewport's own resizes:
+    // reading vv.height or innerHeight at each keystroke forces a layout of
+    // the whole page (with busy views, milliseconds per key).
+    this.keyboardUp = false;
+    vv.addEventListener('resize', () => {
+      this.keyboardUp = vv.height < window.innerHeight - 80;
+      this.keepVisible();
+    });
     this.term.textarea && this.term.textarea.addEventListener('focus', () => setTimeout(this.keepVisible, 300));
   }
 
@@ -222,6 +242,7 @@ export class Console {
     const rows = Math.max(1, dims.rows - (cols > this.viewCols ? 1 : 0)); // room for the sideways scrollbar
     if (cols !== this.term.cols || rows !== this.term.rows) this.term.resize(cols, rows);
     this.sizeElement();
+    if (this.mode === 'raw' && this.running && this.running.resize) this.running.resize(this.term.cols, this.term.rows);
   }
 
   sizeElement() {
@@ -293,7 +314,7 @@ export class Console {
 
   write(data) {
     if (data.length === 0) return;
-    if (typeof data === 'string') this.widen(measure(data, this.outState).table);
+    if (typeof data === 'string' && this.mode !== 'raw') this.widen(measure(data, this.outState).table);
     this.term.write(data);
     const last = typeof data === 'string' ? data.charCodeAt(data.length - 1) : data[data.length - 1];
     this.atLineStart = last === 10;
@@ -343,8 +364,7 @@ export class Console {
     seq += `\r${at % cols ? `\x1b[${at % cols}C` : ''}`;
     this.term.write(seq, () => {
       this.followCursor();
-      const vv = window.visualViewport;
-      if (this.keepVisible && vv && vv.height < window.innerHeight - 80) this.keepVisible(); // the keyboard is up
+      if (this.keepVisible && this.keyboardUp) this.keepVisible();
     });
     this.renderedRows = atRow;
     this.atLineStart = false;
@@ -352,6 +372,14 @@ export class Console {
   }
 
   input(data) {
+    if (this.running && this.mode === 'raw') {
+      this.running.input(data);
+      return;
+    }
+    if (this.running && this.mode === 'cooked') {
+      this.cookedInput(data);
+      return;
+    }
     if (this.running || this.autotyping || this.completing) {
       for (const ch of data) {
         if (ch === '\x03') this.interrupt();
@@ -388,6 +416,46 @@ export class Console {
       }
       this.key(ch);
     }
+  }
+
+  // The worker's word on how keys go for the running line (see the top).
+  setMode(mode) {
+    if (!this.running || mode === this.mode) return;
+    this.mode = mode;
+    if (mode === 'raw') {
+      this.narrow(); // the pty gets the view's size
+      if (this.running.resize) this.running.resize(this.term.cols, this.term.rows);
+    }
+    if (mode === 'raw' || mode === 'cooked') {
+      this.cooked = [];
+      const typed = this.typeahead;
+      this.typeahead = '';
+      if (typed) this.input(typed);
+    }
+  }
+
+  // A key of a line being typed for a command that reads (cooked mode).
+  cookedInput(data) {
+    for (const ch of data.replace(/\x1b(\[[0-9;]*[A-Za-z~]|O[A-Za-z])/g, '')) {
+      if (this.mode !== 'cooked' || !this.running) { this.typeahead += ch; continue; }
+      if (ch === '\r' || ch === '\n') {
+        this.term.write('\r\n');
+        this.running.input(`${this.cooked.join('')}\n`);
+        this.cooked = [];
+      } else if (ch === '\x7f' || ch === '\b') {
+        if (this.cooked.length) { this.cooked.pop(); this.term.write('\b \b'); }
+      } else if (ch === '\x04') { // Ctrl-D: the line so far, or the end of input
+        if (this.cooked.length) this.running.input(this.cooked.join(''));
+        else this.running.input('', true);
+        this.cooked = [];
+      } else if (ch === '\x03') {
+        this.interrupt();
+      } else if (ch >= ' ' || ch === '\t') {
+        this.cooked.push(ch);
+        this.term.write(ch);
+      }
+    }
+    this.atLineStart = false;
   }
 
   insert(chars) {
@@ -684,6 +752,7 @@ export class Console {
       const rest = errLines.rest();
       if (rest) writeErr(rest);
     };
+    const tty = { cols: this.viewCols || this.term.cols, rows: this.term.rows, onMode: (mode) => this.setMode(mode) };
     const handle = this.runner(text, (bytes, fd) => {
       if (fd === 2) {
         const s = typeof bytes === 'string' ? bytes : err.decode(bytes, { stream: true });
@@ -694,12 +763,14 @@ export class Console {
         flushErr();
         this.write(typeof bytes === 'string' ? bytes : out.decode(bytes, { stream: true }));
       }
-    });
+    }, tty);
     this.running = handle;
     handle.done.then(() => {
       flushErr();
       this.write(out.decode());
       this.running = null;
+      this.mode = '';
+      this.cooked = [];
       for (const fn of this.onIdle) fn();
       this.prompt();
       const typed = this.typeahead;

@@ -13,6 +13,15 @@
 //                                        the view, e.g. the objects view's
 //                                        kubectl describe, and the console shows
 //                                        none of it)
+//   {type: 'run', id, line, cols, rows}  the same without stdin: the line's stdin
+//                                        is the console's terminal, of that size
+//                                        (console.Terminal); answered by 'ttyMode'
+//   {type: 'stdin', id, text, eof}       what was typed, for that line's terminal:
+//                                        each key as typed in raw mode, a whole
+//                                        line at Enter in cooked mode; eof: Ctrl-D
+//                                        on an empty cooked line
+//   {type: 'resize', id, cols, rows}     that line's terminal changed size (kubectl
+//                                        exec -it sends it to the container's pty)
 //   {type: 'cancel', id}                 Ctrl-C for that line
 //   {type: 'tab', id, before}            Tab: complete the last word of before
 //                                        (the console's text up to the cursor)
@@ -69,6 +78,12 @@
 //   {type: 'head', id, status, headers}  then {type: 'chunk', id, data}... then
 //   {type: 'end', id} or {type: 'error', id, message}
 //   {type: 'output', id, fd, data}       console bytes (fd 1 or 2), then {type: 'exit', id, code}
+//   {type: 'ttyMode', id, mode}          how the console handles keys for that line:
+//                                        'raw' (kubectl exec/attach/run -it: every
+//                                        key to the container's terminal, Ctrl-C
+//                                        too), 'cooked' (a command reads: edit a
+//                                        line, send it at Enter, Ctrl-D is EOF), ''
+//                                        (nobody reads: keys wait for the prompt)
 //   {type: 'completion', id, word, insert, candidates}
 //                                        Tab's answer: replace word (the text
 //                                        before the cursor, as typed) by insert;
@@ -151,6 +166,7 @@ globalThis.kubetabHost = {
   tab(id, json) { post({ type: 'completion', id, ...JSON.parse(json) }); },
   output(id, fd, u8) { bytesMessage({ type: 'output', id, fd }, u8); },
   exit(id, code) { post({ type: 'exit', id, code }); },
+  ttyMode(id, mode) { post({ type: 'ttyMode', id, mode }); },
   imageAdded(id, ref) { post({ type: 'imageAdded', id, ref }); },
   imageError(id, message) { post({ type: 'imageError', id, message }); },
   panic(where, message, stack) { post({ type: 'panic', where, message, stack }); },
@@ -368,7 +384,16 @@ self.onmessage = async ({ data: msg }) => {
     }
     case 'run':
       await ready;
-      binding.runCommand(msg.id, msg.line, msg.stdin ?? null);
+      if (msg.stdin == null && msg.cols > 0) binding.runCommand(msg.id, msg.line, null, msg.cols, msg.rows);
+      else binding.runCommand(msg.id, msg.line, msg.stdin ?? null);
+      break;
+    case 'stdin':
+      await ready;
+      binding.stdinData(msg.id, String(msg.text ?? ''), !!msg.eof);
+      break;
+    case 'resize':
+      await ready;
+      binding.resizeTerminal(msg.id, msg.cols | 0, msg.rows | 0);
       break;
     case 'cancel':
       await ready;

@@ -274,6 +274,10 @@ func typeLine(t *testing.T, ctx context.Context, line string, timeout time.Durat
 	pressEnter(t, ctx)
 	waitJS(t, ctx, fmt.Sprintf("%q to finish", line),
 		fmt.Sprintf(`kubetab.commands.length > %d && kubetab.commands[%d].code !== null`, n, n), timeout)
+	// xterm parses what it is given on later ticks (seconds later on a
+	// loaded machine): its write callback runs once everything before it is
+	// in the buffer, so the console's text holds the output from here on.
+	waitJS(t, ctx, "the terminal to take the output", `new Promise(r => kubetab.console.term.write('', () => r(true)))`, timeout)
 	return eval[command](t, ctx, fmt.Sprintf(`kubetab.commands[%d]`, n))
 }
 

@@ -230,6 +230,8 @@ func TestConsoleKeys(t *testing.T) {
 			return 'missing';
 		})()`, prefix))
 	}
+	// xterm parses what it is given on later ticks: wait for both lines.
+	waitJS(t, ctx, "both lines in the terminal", `(t => t.includes("No resources found in quiet namespace.") && t.includes("error: the server doesn't have a resource type"))(kubetab.consoleText())`, 30*time.Second)
 	if got := colour("No resources found in quiet namespace."); got != "default" {
 		t.Errorf(`"No resources found" is coloured %s, want the default colour`, got)
 	}

@@ -380,3 +380,53 @@ func TestFlowScreenshots(t *testing.T) {
 		})
 	}
 }
+
+// crossingJS lists the drawn arrows that pass over a node other than their
+// own (sampled every 2 px along each path).
+const crossingJS = `(() => {
+  const rects = [...document.querySelectorAll('[data-view=flow] svg g.box.node')].map(g => {
+    const r = g.querySelector('rect');
+    return { node: g.dataset.node, x: +r.getAttribute('x'), y: +r.getAttribute('y'), w: +r.getAttribute('width'), h: +r.getAttribute('height') };
+  });
+  const bad = new Set();
+  for (const g of document.querySelectorAll('[data-view=flow] svg [data-hop]')) {
+    const path = g.querySelector('path');
+    if (!path) continue;
+    const pts = path.getAttribute('d').replace(/^M/, '').split(' L').map(p => p.split(',').map(Number));
+    const mine = ((g.dataset.from || '') + ' ' + (g.dataset.to || '') + ' ' + (g.dataset.node || '')).match(/node-\d+/g) || [];
+    for (let i = 1; i < pts.length; i++) {
+      const [x1, y1] = pts[i - 1], [x2, y2] = pts[i];
+      const n = Math.max(1, Math.ceil(Math.hypot(x2 - x1, y2 - y1) / 2));
+      for (let k = 0; k <= n; k++) {
+        const x = x1 + (x2 - x1) * k / n, y = y1 + (y2 - y1) * k / n;
+        for (const r of rects) {
+          if (!mine.includes(r.node) && x > r.x + 1 && x < r.x + r.w - 1 && y > r.y + 1 && y < r.y + r.h - 1) bad.add(g.dataset.from + ' → ' + g.dataset.to + ' over ' + r.node);
+        }
+      }
+    }
+  }
+  return [...bad];
+})()`
+
+// With five nodes the diagram has a second row; the arrows to its nodes
+// (watches, the kubelets' requests, the scheduler's choice) go around the
+// first row's nodes, down the channels between the columns.
+func TestFlowDiagramRows(t *testing.T) {
+	t.Parallel()
+	ctx, _ := newBrowser(t)
+	openFlow(t, ctx)
+	for _, n := range []string{"node-4", "node-5"} {
+		if c := typeLine(t, ctx, "node add "+n, 60*time.Second); *c.Code != 0 {
+			t.Fatalf("node add %s: %s", n, c.Output)
+		}
+	}
+	waitJS(t, ctx, "5 nodes drawn", `document.querySelectorAll('[data-view=flow] svg g.box.node').length === 5`, 60*time.Second)
+	_ = eval[bool](t, ctx, flowJS)
+	_ = eval[bool](t, ctx, `__flow.set('[data-play=speed]', '4')`)
+	typeLine(t, ctx, "kubectl create deployment web --image=hello --replicas=6", 60*time.Second)
+	waitJS(t, ctx, "arrows to node-4 and node-5", `['node-4', 'node-5'].every(n => [...document.querySelectorAll('[data-view=flow] svg [data-hop]')].some(e => (e.dataset.from + ' ' + e.dataset.to + ' ' + (e.dataset.node || '')).includes(n)))`, 120*time.Second)
+	if bad := eval[[]string](t, ctx, crossingJS); len(bad) > 0 {
+		t.Errorf("arrows drawn over other nodes:\n%s", strings.Join(bad, "\n"))
+	}
+	saveFlowShots(t, ctx, "five-nodes")
+}

@@ -13,10 +13,15 @@
 //	    registered by syumai/workers; every API request of the page (the live
 //	    node and pod lists, anything a lesson fetches) enters here and reaches
 //	    the kube-apiserver handler through bridge.Serve.
-//	context.binding.runCommand(id, line, stdin?) / cancelCommand(id)
+//	context.binding.runCommand(id, line, stdin?, cols?, rows?) / cancelCommand(id)
 //	    registered here; a console line runs in console.Shell with its output
 //	    sent back in chunks (kubetabHost.output) and its exit code last
-//	    (kubetabHost.exit). cancelCommand is the terminal's Ctrl-C.
+//	    (kubetabHost.exit). cancelCommand is the terminal's Ctrl-C. Without
+//	    stdin but with a size, the line's stdin is the page's terminal
+//	    (console.Terminal): kubetabHost.ttyMode(id, mode) tells the page how
+//	    to handle keys ('raw' for kubectl exec -it, 'cooked' while a
+//	    command reads a line, '' otherwise); stdinData(id, text, eof) brings
+//	    what was typed and resizeTerminal(id, cols, rows) its size.
 //	context.binding.listImages() / addImage(id, name, tag, u8)
 //	    registered here (images.go); the image registry the kubelets pull
 //	    from, listed for the page, and a learner's own .wasm added to it
@@ -48,6 +53,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -76,7 +82,7 @@ func Serve(sess *session.Session, catalog Images, restored Restored) error {
 	if err != nil || binding.IsUndefined() {
 		return errors.New("globalThis.context.binding is not defined: load the wasm from site/src/worker.js")
 	}
-	c := &commands{h: h, shell: shell, running: map[int]context.CancelFunc{}}
+	c := &commands{h: h, shell: shell, running: map[int]context.CancelFunc{}, terms: map[int]*console.Terminal{}}
 	run, err := h.callback("runCommand", c.run)
 	if err != nil {
 		return err
@@ -96,6 +102,11 @@ func Serve(sess *session.Session, catalog Images, restored Restored) error {
 	}
 	fns := map[string]safejs.Func{
 		"runCommand": run, "cancelCommand": cancel, "listImages": listImages, "addImage": addImage,
+	}
+	for name, fn := range map[string]func([]safejs.Value) any{"stdinData": c.stdin, "resizeTerminal": c.resize} {
+		if fns[name], err = h.callback(name, fn); err != nil {
+			return err
+		}
 	}
 	editors.mu.Lock()
 	editors.h = h
@@ -151,8 +162,9 @@ type commands struct {
 	h     *host
 	shell *console.Shell
 
-	mu      sync.Mutex // guards running
+	mu      sync.Mutex // guards running and terms
 	running map[int]context.CancelFunc
+	terms   map[int]*console.Terminal // the lines whose stdin is the page's terminal
 }
 
 // run is runCommand(id, line, stdin?). It returns at once; the command runs
@@ -169,26 +181,42 @@ func (c *commands) run(args []safejs.Value) any {
 	if err != nil {
 		panic(fmt.Sprintf("runCommand: line: %v", err))
 	}
-	var stdin string
+	var in io.Reader = strings.NewReader("")
+	var term *console.Terminal
 	if len(args) > 2 && args[2].Type() == safejs.TypeString {
-		stdin, _ = args[2].String()
+		stdin, _ := args[2].String()
+		in = strings.NewReader(stdin)
+	} else if len(args) > 4 && args[3].Type() == safejs.TypeNumber {
+		cols, _ := args[3].Int()
+		rows, _ := args[4].Int()
+		term = console.NewTerminal(uint16(cols), uint16(rows), func(mode string) {
+			c.h.call("ttyMode", id, mode) // posts a message; never calls back into Go
+		})
+		in = term
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.mu.Lock()
 	c.running[id] = cancel
+	if term != nil {
+		c.terms[id] = term
+	}
 	c.mu.Unlock()
 	go func() {
 		code := 1 // if the command panics
 		defer func() {
 			c.mu.Lock()
 			delete(c.running, id)
+			delete(c.terms, id)
 			c.mu.Unlock()
+			if term != nil {
+				term.Close()
+			}
 			cancel()
 			c.h.call("exit", id, code)
 		}()
 		defer c.h.recoverTo("command " + line)
 		code = c.shell.Run(ctx, line, console.Streams{
-			In:     strings.NewReader(stdin),
+			In:     in,
 			Out:    &output{h: c.h, id: id, fd: 1},
 			ErrOut: &output{h: c.h, id: id, fd: 2},
 		})
@@ -210,6 +238,50 @@ func (c *commands) cancel(args []safejs.Value) any {
 	c.mu.Unlock()
 	if cancel != nil {
 		cancel()
+	}
+	return nil
+}
+
+// terminal is the page's terminal of a running line, or nil.
+func (c *commands) terminal(args []safejs.Value) *console.Terminal {
+	if len(args) < 1 {
+		return nil
+	}
+	id, err := args[0].Int()
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.terms[id]
+}
+
+// stdin is stdinData(id, text, eof): keys typed (raw mode) or a line
+// (cooked mode), or Ctrl-D on an empty cooked line.
+func (c *commands) stdin(args []safejs.Value) any {
+	t := c.terminal(args)
+	if t == nil || len(args) < 3 {
+		return nil
+	}
+	if text, err := args[1].String(); err == nil && text != "" {
+		t.Type([]byte(text))
+	}
+	if eof, err := args[2].Bool(); err == nil && eof {
+		t.EOF()
+	}
+	return nil
+}
+
+// resize is resizeTerminal(id, cols, rows): the page's terminal changed size.
+func (c *commands) resize(args []safejs.Value) any {
+	t := c.terminal(args)
+	if t == nil || len(args) < 3 {
+		return nil
+	}
+	cols, err1 := args[1].Int()
+	rows, err2 := args[2].Int()
+	if err1 == nil && err2 == nil && cols > 0 && rows > 0 {
+		t.Resize(uint16(cols), uint16(rows))
 	}
 	return nil
 }

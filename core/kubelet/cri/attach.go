@@ -84,7 +84,7 @@ func (c *container) mainIO(ctx context.Context) instanceIO {
 			mu.Lock()
 			defer mu.Unlock()
 			if p != nil {
-				_ = c.signal(1, 2)
+				c.interrupt(p)
 			}
 		})
 		iio.stdin, iio.stdout, iio.stderr, iio.tty = stdin, screen, screen, true

@@ -252,3 +252,52 @@ func BenchmarkKillLatency(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkImageStart is BenchmarkStartToFirstLogLine for every image of
+// the catalog with its own command (the README's image table): create and
+// start to the first byte of its log, the image pulled (compiled) before.
+// An image whose first output comes on a timer (cpu reports its rate every
+// second) measures that timer too.
+func BenchmarkImageStart(b *testing.B) {
+	for _, image := range []string{"hello", "web", "crash", "oom", "cpu", "sleep", "config", "job", "busybox"} {
+		b.Run(image, func(b *testing.B) {
+			ctx := context.Background()
+			cache := cri.NewCompileCache()
+			defer cache.Close(ctx)
+			rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: clock.RealClock{}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := rt.PullImage(ctx, image); err != nil {
+				b.Fatal(err)
+			}
+			var command []string
+			if image == "busybox" {
+				command = []string{"echo", "hi"} // its sh would wait for input
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				id, err := rt.CreateContainer(ctx, cri.ContainerConfig{PodName: "bench", Name: "c", Image: image, Command: command})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := rt.StartContainer(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+				fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				w := &firstWrite{cancel: cancel}
+				_ = rt.ReadLogs(fctx, id, cri.LogOptions{Follow: true, TailLines: -1}, w)
+				cancel()
+				b.StopTimer()
+				if !w.wrote {
+					b.Fatalf("%s wrote nothing in 10 s", image)
+				}
+				_ = rt.StopContainer(ctx, id, 0)
+				if err := rt.RemoveContainer(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -632,7 +632,7 @@ func (c *container) instance(ctx context.Context, g *guest, prog *program, iio i
 	if iio.started != nil {
 		iio.started(p)
 	}
-	g.host = &hostState{c: c, iio: iio}
+	g.host = &hostState{c: c, iio: iio, proc: p}
 	defer func() {
 		for _, b := range g.host.bodies {
 			b.Close()

@@ -24,6 +24,11 @@ import (
 //
 //	kill(pid, sig) → errno                  kill(2), in the container's PID namespace
 //	isatty(fd) → 0|1                        isatty(3): is the process on a terminal
+//	sigint(op) → 0|1                        sigaction(SIGINT): op 1 catches it (an
+//	                                        interactive sh: Ctrl-C stops the command,
+//	                                        not the shell), 0 restores the default
+//	                                        (it ends the process); op 2 takes a
+//	                                        caught one: 1 if it came since
 //	lookup(name, out) → n | -1 | -2         the pod's resolver: A records of an
 //	                                        absolute name, "addr\n" each; -1 NXDOMAIN,
 //	                                        -2 SERVFAIL
@@ -40,7 +45,7 @@ const HostModule = "kubetab_host"
 // hostFunctions are the signatures of the kubetab_host functions, for
 // validateCommand.
 var hostFunctions = map[string]struct{ params, results int }{
-	"kill": {2, 1}, "isatty": {1, 1}, "lookup": {4, 1},
+	"kill": {2, 1}, "isatty": {1, 1}, "sigint": {1, 1}, "lookup": {4, 1},
 	"http_get": {4, 1}, "http_read": {3, 1}, "http_close": {1, 0},
 	"spawn": {7, 1}, "spawn_read": {2, 1},
 }
@@ -67,6 +72,7 @@ const (
 // hostState is a process's side of the kubetab_host functions.
 type hostState struct {
 	c        *container
+	proc     *process // the instance's own process
 	iio      instanceIO
 	bodies   map[int32]io.ReadCloser
 	nextBody int32
@@ -139,6 +145,18 @@ func instantiateUserlandHost(ctx context.Context, rt wazero.Runtime) error {
 		stack[0] = 0
 		if h.iio.tty && fd >= 0 && fd <= 2 {
 			stack[0] = 1
+		}
+	})
+	fn("sigint", 1, 1, func(ctx context.Context, mod api.Module, h *hostState, stack []uint64) {
+		op := api.DecodeI32(stack[0])
+		stack[0] = 0
+		switch op {
+		case 0, 1:
+			h.proc.catchINT.Store(op == 1)
+		case 2:
+			if h.proc.pendingINT.Swap(false) {
+				stack[0] = 1
+			}
 		}
 	})
 	fn("lookup", 4, 1, func(ctx context.Context, mod api.Module, h *hostState, stack []uint64) {

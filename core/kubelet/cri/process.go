@@ -19,7 +19,10 @@ import (
 // namespace, the main one PID 1, as in a container. The container's /proc
 // lists them (ps reads it) and kubetab_host.kill signals one. WASI preview1
 // has no signals a guest could handle, so every signal ends the process,
-// with exit code 128+signal; signalling PID 1 ends the container.
+// with exit code 128+signal; signalling PID 1 ends the container. The one
+// exception is SIGINT for a process that catches it (kubetab_host.sigint:
+// an interactive sh): it is recorded for the process to take, as a handler
+// would run, and Ctrl-C stops the shell's command instead of the shell.
 
 // process is one running instance.
 type process struct {
@@ -28,6 +31,18 @@ type process struct {
 	started time.Time
 	cancel  context.CancelFunc
 	signal  atomic.Int32 // the signal that ended it, 0 for none
+
+	catchINT, pendingINT atomic.Bool // SIGINT is caught; one came
+}
+
+// interrupt delivers SIGINT: recorded when the process catches it, else
+// the end of the process (and of the container for PID 1).
+func (c *container) interrupt(p *process) {
+	if p.catchINT.Load() {
+		p.pendingINT.Store(true)
+		return
+	}
+	_ = c.signal(p.pid, 2)
 }
 
 func (p *process) signaled() int32 { return p.signal.Load() }
@@ -79,6 +94,10 @@ func (c *container) signal(pid, sig int32) error {
 		return errNoSuchProcess
 	}
 	if sig == 0 {
+		return nil
+	}
+	if sig == 2 && p.catchINT.Load() {
+		p.pendingINT.Store(true)
 		return nil
 	}
 	p.signal.CompareAndSwap(0, sig)

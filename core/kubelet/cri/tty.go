@@ -23,8 +23,9 @@ import (
 //	screen ◀─ "\n" → "\r\n" ◀─ stdout and stderr (one stream, as on a pty)
 //
 // The process sees a terminal: kubetab_host.isatty(0..2) is 1, so sh prints
-// its prompt. Ctrl-C signals the process (SIGINT: it ends with 130), since a
-// WASI process cannot catch a signal and sh runs its applets in itself.
+// its prompt. Ctrl-C sends the process SIGINT: it ends with 130, unless it
+// catches the signal (kubetab_host.sigint), as the interactive sh does: its
+// command then stops and it prompts again.
 // Terminal sizes (kubectl's resize channel) are accepted and kept for the
 // process, which has no ioctl to ask for them.
 
@@ -157,6 +158,7 @@ func (r *Runtime) ExecTTY(ctx context.Context, id string, cmd []string, keys io.
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	c, _ := r.get(id) // execute says so when there is none
 	var proc struct {
 		mu sync.Mutex
 		p  *process
@@ -165,9 +167,8 @@ func (r *Runtime) ExecTTY(ctx context.Context, id string, cmd []string, keys io.
 		proc.mu.Lock()
 		p := proc.p
 		proc.mu.Unlock()
-		if p != nil {
-			p.signal.CompareAndSwap(0, 2) // SIGINT
-			p.cancel()
+		if p != nil && c != nil {
+			c.interrupt(p) // SIGINT
 		}
 	}
 	if resize != nil {

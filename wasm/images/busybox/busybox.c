@@ -28,6 +28,7 @@
 #define HOST(name) __attribute__((import_module("kubetab_host"), import_name(name)))
 HOST("kill") int32_t host_kill(int32_t pid, int32_t sig);
 HOST("isatty") int32_t host_isatty(int32_t fd);
+HOST("sigint") int32_t host_sigint(int32_t op);
 HOST("lookup") int32_t host_lookup(const char *name, int32_t len, char *out, int32_t cap);
 HOST("http_get") int32_t host_http_get(const char *url, int32_t len, char *out, int32_t cap);
 HOST("http_read") int32_t host_http_read(int32_t h, char *buf, int32_t cap);
@@ -35,6 +36,35 @@ HOST("http_close") void host_http_close(int32_t h);
 HOST("spawn") int32_t host_spawn(const char *argv, int32_t argvlen, const char *env, int32_t envlen,
                                  const char *in, int32_t inlen, int32_t flags);
 HOST("spawn_read") int32_t host_spawn_read(char *buf, int32_t cap);
+
+// Ctrl-C. An interactive shell catches SIGINT (host_sigint(1)), as sh does:
+// the runtime then only records it, and the command line that runs stops at
+// the next check (intr_pending: between commands, in sleep and tail -f),
+// with status 130, and the shell prompts again. Without catching, SIGINT
+// ends the process, as the default action does.
+static int catching_intr, interrupted;
+
+static int intr_pending(void) {
+	if (catching_intr && !interrupted && host_sigint(2)) {
+		interrupted = 1;
+	}
+	return interrupted;
+}
+
+// nap sleeps for up to seconds, in slices that notice a Ctrl-C; 0 when it
+// was interrupted.
+static int nap(double seconds) {
+	while (seconds > 0) {
+		double step = seconds > 0.1 ? 0.1 : seconds;
+		struct timespec ts = {(time_t)step, (long)((step - (double)(time_t)step) * 1e9)};
+		nanosleep(&ts, NULL);
+		seconds -= step;
+		if (intr_pending()) {
+			return 0;
+		}
+	}
+	return 1;
+}
 
 extern char **environ;
 
@@ -334,13 +364,7 @@ static int cmd_sleep(int argc, char **argv) {
 		}
 		total += d;
 	}
-	while (total > 0) {
-		double step = total > 1e6 ? 1e6 : total;
-		struct timespec ts = {(time_t)step, (long)((step - (double)(time_t)step) * 1e9)};
-		nanosleep(&ts, NULL);
-		total -= step;
-	}
-	return 0;
+	return nap(total) ? 0 : 130;
 }
 
 static int cmd_date(int argc, char **argv) {
@@ -710,8 +734,9 @@ static int cmd_tail(int argc, char **argv) {
 	fflush(OUT);
 	if (follow && r.f != NULL && r.f != IN->f) {
 		for (;;) {
-			struct timespec ts = {1, 0};
-			nanosleep(&ts, NULL);
+			if (!nap(1)) {
+				break;
+			}
 			clearerr(r.f);
 			size_t got;
 			char buf[4096];

@@ -1149,6 +1149,9 @@ static int exec_node(node *n) {
 	if (n == NULL || exiting) {
 		return last_status;
 	}
+	if (intr_pending()) {
+		return last_status = 130; // Ctrl-C: the rest of the line does not run
+	}
 	int rc = 0;
 	switch (n->type) {
 	case N_SIMPLE: rc = exec_simple(n); break;
@@ -1165,7 +1168,7 @@ static int exec_node(node *n) {
 	case N_UNTIL:
 		for (;;) {
 			int c = exec_node(n->a);
-			if (exiting || ((c == 0) != (n->type == N_WHILE))) break;
+			if (exiting || interrupted || ((c == 0) != (n->type == N_WHILE))) break;
 			rc = exec_node(n->b);
 			if (breaking) { breaking = 0; break; }
 			continuing = 0;
@@ -1243,6 +1246,10 @@ static int run_string(const char *src) {
 // each when the input is a terminal, until end of input or exit.
 static int interactive(rd *in) {
 	int tty = in == &rd_stdin && host_isatty(0);
+	if (tty) {
+		host_sigint(1); // catch Ctrl-C: it stops the command, not the shell
+		catching_intr = 1;
+	}
 	char *acc = NULL, *line = NULL;
 	size_t cap = 0, acclen = 0;
 	for (;;) {
@@ -1286,6 +1293,12 @@ static int interactive(rd *in) {
 		if (exiting) {
 			break;
 		}
+		if (intr_pending()) {
+			interrupted = 0;
+			last_status = 130;
+		}
+		host_sigint(2); // a Ctrl-C at the prompt only drops the line
+		interrupted = 0;
 	}
 	free(line);
 	return last_status;

@@ -24,6 +24,8 @@ import { boxOf, nodeOf, kindOf, arrowLabel, edgeKey } from './hops.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 const W = 360;
+// The gap between two columns of nodes (layout).
+const gap = 12;
 
 function el(name, attrs = {}, parent = null) {
   const e = document.createElementNS(NS, name);
@@ -109,17 +111,22 @@ export class Diagram {
     const etcd = this.box('etcd', 262, 150, 90, 44, { title: 'etcd', component: 'etcd', sub: '/registry/…', cls: 'store' });
     etcd.port = { x: 262, y: 172 };
 
-    // The nodes, three to a row.
-    const nw = 108;
+    // The nodes, three to a row, with a channel right of the last column
+    // and between the columns: arrows to the nodes of the second row and
+    // below run down those channels, never across a node of the row above.
+    const nw = 106;
     const nh = 160;
     let y0 = 218;
     this.nodes.forEach((node, i) => {
       const col = i % 3;
       const row = Math.floor(i / 3);
-      const x = 8 + col * (nw + 14);
+      const x = 8 + col * (nw + gap);
       const y = y0 + row * (nh + 12);
       const nb = this.box(`node:${node}`, x, y, nw, nh, { title: node, cls: 'node', node });
       nb.port = { x: x + nw / 2, y };
+      nb.row = row;
+      nb.col = col;
+      nb.nodeBox = nb;
       const kl = this.box(`kubelet@${node}`, x + 6, y + 22, nw - 12, 22, { title: 'kubelet', component: 'kubelet', node, parent: nb.g, cls: 'ctrl' });
       kl.port = { x: x + nw / 2 - 16, y };
       kl.low = { x: x + nw / 2, y: y + 44 };
@@ -129,12 +136,14 @@ export class Diagram {
       cni.port = { x: x + 6 + (nw / 2 - 9) / 2, y: y + 60 };
       const cri = this.box(`cri@${node}`, x + nw / 2 + 3, y + 60, nw / 2 - 9, 18, { title: 'CRI', component: 'cri', node, parent: nb.g, cls: 'chip cri' });
       cri.port = { x: x + nw / 2 + 3 + (nw / 2 - 9) / 2, y: y + 60 };
+      for (const inner of [kl, kp, cni, cri]) inner.nodeBox = nb;
       const rt = el('text', { x: x + 8, y: y + 92, class: 'runtime' }, nb.g);
       rt.textContent = 'wazero · WASI';
       nb.podsG = el('g', { class: 'pods' }, nb.g);
     });
     const rows = Math.ceil(this.nodes.length / 3);
     this.height = y0 + rows * (nh + 12) - 4;
+    this.nodesTop = y0;
     this.svg.setAttribute('viewBox', `0 0 ${W} ${this.height}`);
     this.drawPods();
   }
@@ -213,6 +222,7 @@ export class Diagram {
       if (!s || !n) return null;
       const x = n.x + n.w - 14;
       const y = n.y - 8;
+      // W - 3 is right of the last column: clear of the nodes above.
       return [{ x: s.x + s.w, y: s.y + 36 }, { x: W - 3, y: s.y + 36 }, { x: W - 3, y }, { x, y }, { x, y: n.y }];
     }
     const a = this.boxFor(boxOf(h.from, h.to));
@@ -228,9 +238,24 @@ export class Diagram {
       if (p.y >= api.y + api.h) return { x: clamp(p.x, api.x + 10, api.x + api.w - 10), y: api.y + api.h };
       return { x: api.x, y: clamp(p.y, api.y + 8, api.y + api.h - 8) };
     };
-    if (a === api) return [side(b), b.port];
-    if (b === api) return [a.port, side(a)];
-    return [a.port, b.port];
+    let pts = [a.port, b.port];
+    if (a === api) pts = [side(b), b.port];
+    else if (b === api) pts = [a.port, side(a)];
+    // A node below the first row: around the nodes above, not across them.
+    const na = a.nodeBox;
+    const nb = b.nodeBox;
+    if (na !== nb && ((na && na.row > 0) || (nb && nb.row > 0))) {
+      const toNode = nb && nb.row > 0;
+      const node = toNode ? nb : na;
+      const [far, near] = toNode ? pts : [pts[1], pts[0]];
+      const off = offsetOf(h);
+      const top = this.nodesTop - 6 + off; // the gap above the first row
+      const channel = node.col === 0 ? 3 + off : node.x - gap / 2 + off;
+      const above = node.y - 6 + off; // the gap above the node's row
+      const route = [far, { x: far.x + off, y: top }, { x: channel, y: top }, { x: channel, y: above }, { x: near.x + off, y: above }, { x: near.x + off, y: near.y }];
+      return toNode ? route : route.reverse();
+    }
+    return pts;
   }
 
   /** The pods on each node, from the shared cache (a Map of pods). */
@@ -242,7 +267,7 @@ export class Diagram {
       if (!by.has(node)) by.set(node, []);
       by.get(node).push({ name: p.metadata.name, phase: (p.status && p.status.phase) || 'Pending', deleting: !!p.metadata.deletionTimestamp });
     }
-    for (const list of by.values()) list.sort((a, b) => a.name.localeCompare(b.name));
+    for (const list of by.values()) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)); // ASCII names
     this.pods = by;
     this.drawPods();
   }

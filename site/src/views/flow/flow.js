@@ -29,6 +29,9 @@ import {
 import { HopStream } from './stream.js';
 import { Diagram } from './diagram.js';
 
+// node-2 before node-10; one collator (localeCompare with options makes one per call).
+const numeric = new Intl.Collator('en', { numeric: true });
+
 addStrings({
   en: {
     'flow.title': 'Flow',
@@ -513,7 +516,7 @@ export function mount(root, ctx) {
   const offs = [];
   offs.push(ctx.cache.subscribe('/api/v1/pods', (pods) => { diagram.setPods(pods); refollow(); }));
   offs.push(ctx.cache.subscribe('/api/v1/nodes', (nodes) => {
-    const names = [...nodes.keys()].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+    const names = [...nodes.keys()].sort(numeric.compare);
     if (names.length && names.join() !== diagram.nodes.join()) {
       diagram.layout(names);
       diagram.setPending(pending);

@@ -14,6 +14,9 @@
 // of a rejected group passed every plugin before that one and was not
 // looked at by the ones after it.
 
+// node-2 before node-10; one collator (localeCompare with options makes one per call).
+const numeric = new Intl.Collator('en', { numeric: true });
+
 export const QUEUES = ['inFlightPods', 'activeQ', 'backoffQ', 'unschedulablePods'];
 
 const podKey = (p) => `${p.metadata.namespace}/${p.metadata.name}`;
@@ -93,7 +96,7 @@ export function filterRows(a) {
     if (hidden > 0) more.push({ more: hidden, plugin: g.plugin, reason: reasons });
   }
   for (const f of a.feasible || []) rows.push({ node: f.name, result: 'pass', cells: cellsFor(null), plugin: '', code: '', reason: '' });
-  rows.sort((x, y) => x.node.localeCompare(y.node, 'en', { numeric: true }));
+  rows.sort((x, y) => numeric.compare(x.node, y.node));
   return rows.concat(more);
 }
 
