@@ -45,10 +45,12 @@ DEBIAN_PACKAGES=(
 
 # Packages the wasm build compiles without inlining (-gcflags=PKG=-l): code
 # off the cluster's hot paths (kubectl's commands and printers, the console,
-# lesson parsing, OpenAPI and its gnostic and protobuf models, YAML, CBOR,
-# net/http and crypto, which the page reaches through the bridge or not at
-# all). The inliner's copies compress badly: these flags took kubetab.wasm
-# from 9.13 to 8.57 MB at brotli q5 (56.4 to 55.3 MB raw, 2026-12-02); no
+# lesson parsing, OpenAPI and its gnostic and protobuf models, YAML, CBOR).
+# The inliner's copies compress badly: these flags, with net/http, crypto and
+# regexp too, took kubetab.wasm from 9.13 to 8.57 MB at brotli q5 (56.4 to
+# 55.3 MB raw, 2026-12-02); those three are left inlined, since every API
+# request of the page goes through net/http and validation's regexps, and a
+# save hashes with crypto/sha256, and nothing measured their cost. No
 # inlining anywhere would give 7.79 MB but slows the store, the scheduler
 # and the API server's own code too. The native binary keeps the defaults.
 WASM_NOINLINE=(
@@ -56,9 +58,9 @@ WASM_NOINLINE=(
   'github.com/kubetab/kubetab/core/printers' 'github.com/kubetab/kubetab/core/lesson'
   'github.com/kubetab/kubetab/core/etcdctl' 'github.com/kubetab/kubetab/core/curl'
   'github.com/kubetab/kubetab/core/apiserver/openapi'
-  'github.com/yuin/...' 'github.com/spf13/...' 'text/template/...' 'net/http/...' 'crypto/...'
+  'github.com/yuin/...' 'github.com/spf13/...' 'text/template/...'
   'github.com/google/gnostic-models/...' 'google.golang.org/protobuf/...' 'k8s.io/kube-openapi/...'
-  'go.yaml.in/...' 'sigs.k8s.io/yaml/...' 'github.com/fxamacker/...' 'debug/...' 'regexp/...'
+  'go.yaml.in/...' 'sigs.k8s.io/yaml/...' 'github.com/fxamacker/...' 'debug/...'
   'log/...' 'k8s.io/klog/...' 'github.com/davecgh/...'
 )
 
