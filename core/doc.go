@@ -41,8 +41,13 @@
 //
 //   - controller/namespace, nodelifecycle (with tainteviction), job, endpoint,
 //     endpointslice, disruption (PodDisruptionBudgets' status, which
-//     evictions and `kubectl drain` respect) and podgc: the rest of the
-//     controller manager.
+//     evictions and `kubectl drain` respect), podgc, daemon (a pod per
+//     node, placed through the scheduler by node affinity), statefulset
+//     (web-0, web-1 … one at a time) and replication
+//     (ReplicationControllers): the rest of the controller manager, started
+//     from one table (cluster/controllermanager.go). DaemonSets and
+//     StatefulSets remember their templates in ControllerRevisions, which
+//     `kubectl rollout history` and `undo` read.
 //   - proxy: kube-proxy, one per node: Service virtual IPs and NodePorts to
 //     ready endpoints; dns: the cluster DNS (CoreDNS's records); curl: the
 //     console's curl over that network.

@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/kubetab/kubetab/core/eventloop"
 	"github.com/kubetab/kubetab/core/session"
@@ -45,6 +46,10 @@ func run() error {
 		return err
 	}
 	eventloop.SetTurn(turner.Turn)
+	// The tab's heap is at most 4 GiB and running out of it is fatal; a
+	// soft limit makes Go's GC work harder before that, rather than at
+	// twice the live heap (the arithmetic: core/cluster's node sizes).
+	debug.SetMemoryLimit(3 << 30)
 
 	catalog := images.New() // the registry the kubelets pull from; the page adds to it
 	// The page's saved cluster (IndexedDB, read by worker.js) when there is

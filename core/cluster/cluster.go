@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	goruntime "runtime"
 	"sync"
 	"time"
 
@@ -40,19 +41,6 @@ import (
 	"github.com/kubetab/kubetab/core/apiserver"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
-	"github.com/kubetab/kubetab/core/controller/deployment"
-	"github.com/kubetab/kubetab/core/controller/disruption"
-	"github.com/kubetab/kubetab/core/controller/endpoint"
-	"github.com/kubetab/kubetab/core/controller/endpointslice"
-	"github.com/kubetab/kubetab/core/controller/garbagecollector"
-	"github.com/kubetab/kubetab/core/controller/job"
-	"github.com/kubetab/kubetab/core/controller/namespace"
-	"github.com/kubetab/kubetab/core/controller/nodelifecycle"
-	"github.com/kubetab/kubetab/core/controller/nodelifecycle/tainteviction"
-	"github.com/kubetab/kubetab/core/controller/podgc"
-	"github.com/kubetab/kubetab/core/controller/replicaset"
-	"github.com/kubetab/kubetab/core/controller/rootcacertpublisher"
-	"github.com/kubetab/kubetab/core/controller/serviceaccount"
 	"github.com/kubetab/kubetab/core/kubelet"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/core/scheduler"
@@ -63,12 +51,44 @@ import (
 	"github.com/kubetab/kubetab/core/trace"
 )
 
+// Node sizes. The defaults are sized for a browser tab:
+//
+//   - A tab runs kubetab as one wasm32 instance, whose linear memory is at
+//     most 4 GiB (65,536 pages of 64 KiB); Go's heap lives in it. Measured
+//     here (Go 1.26, Node 20, the V8 of Chromium): a GOOS=js program held
+//     3.6 GiB in 64 MiB slices and then died with "fatal error: out of
+//     memory" at 3.94 GiB in use. That error is fatal, not a panic: the
+//     tab's whole cluster ends.
+//   - Every guest's linear memory is a Go []byte in that heap. wazero grows
+//     it by append, which copies it into a slice up to 1.25x larger and
+//     leaves the old one as garbage until the next GC: a full guest of M
+//     costs up to 1.25 M held, plus M more while it grows.
+//   - So three default nodes of 512Mi are 1.5 GiB of guest pages at most
+//     (DefaultHostMemoryJS is the same 1.5 GiB for every node together,
+//     whatever nodes a learner adds), up to 1.9 GiB held with append's
+//     slack, plus 0.64 GiB while the largest one grows, plus the control
+//     plane itself (a few hundred MB): about 2.8 GiB, under the 3 GiB
+//     soft limit wasm/main.go gives Go's GC (debug.SetMemoryLimit) and
+//     the 4 GiB a tab has. Three nodes of 1Gi would already need 4.5 GiB.
+//
+// Natively nothing limits the host; each node still holds at most its own
+// memory (cri.MemoryPool).
+const (
+	DefaultNodeMemory   = "512Mi"
+	DefaultHostMemoryJS = "1536Mi"
+)
+
 // Config describes a cluster. The zero value plus Images is a 3-node cluster.
 type Config struct {
 	// Nodes is how many nodes (kubelets) to run: node-1 ... node-N. Default 3.
 	Nodes int
-	// NodeCPU and NodeMemory are each node's capacity. Default 4 and 8Gi.
+	// NodeCPU and NodeMemory are each node's capacity. Default 4 and
+	// DefaultNodeMemory (512Mi).
 	NodeCPU, NodeMemory resource.Quantity
+	// HostMemory is the memory the guests of every node share together:
+	// what the process can hold (cri.Config.HostMemory). Zero means
+	// DefaultHostMemoryJS in a browser (GOOS=js) and no limit natively.
+	HostMemory resource.Quantity
 	// NodeSpecs, when not empty, are the nodes one by one (a lesson's
 	// `nodes:`), instead of Nodes, NodeCPU and NodeMemory.
 	NodeSpecs []NodeSpec
@@ -112,7 +132,7 @@ type NodeSpec struct {
 	// Name is the Node's name and hostname: a DNS-1123 subdomain.
 	Name string
 	// CPU and Memory are the node's capacity; zero means the Config's
-	// NodeCPU and NodeMemory (4 and 8Gi by default).
+	// NodeCPU and NodeMemory (4 and 512Mi by default).
 	CPU, Memory resource.Quantity
 	// Labels are added to the kubelet's own (kubernetes.io/hostname,
 	// kubernetes.io/os, kubernetes.io/arch).
@@ -175,6 +195,9 @@ type Cluster struct {
 	Registry *registry.Registry
 	API      *apiserver.Server
 	Cache    *cri.CompileCache
+	// hostMemory is the guests' memory of every node together
+	// (Config.HostMemory); nil: not limited.
+	hostMemory *cri.MemoryPool
 	// Trace holds the latest hops of requests through the cluster
 	// (core/trace): the console's trace command shows them.
 	Trace *trace.Recorder
@@ -193,6 +216,9 @@ type Cluster struct {
 	nodes     []nodeSpec
 	nextIndex int           // the next node's number: its podCIDR and IP
 	synced    []func() bool // the HasSynced of the control plane's components
+	// components counts the control plane's goroutines (controllers,
+	// scheduler, compactor) started by Launch; Wait waits for them.
+	components sync.WaitGroup
 
 	net networkState // kube-proxies and cluster DNS (network.go)
 
@@ -268,7 +294,10 @@ func New(cfg Config) (*Cluster, error) {
 		cfg.NodeCPU = resource.MustParse("4")
 	}
 	if cfg.NodeMemory.IsZero() {
-		cfg.NodeMemory = resource.MustParse("8Gi")
+		cfg.NodeMemory = resource.MustParse(DefaultNodeMemory)
+	}
+	if cfg.HostMemory.IsZero() && goruntime.GOOS == "js" {
+		cfg.HostMemory = resource.MustParse(DefaultHostMemoryJS)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -341,6 +370,9 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster: bootstrap: %w", err)
 	}
 	c.Cache = cri.NewCompileCache()
+	if !cfg.HostMemory.IsZero() {
+		c.hostMemory = cri.NewMemoryPool("the host", cfg.HostMemory.Value())
+	}
 	return c, nil
 }
 
@@ -388,64 +420,15 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	type runner interface{ Run(context.Context) error }
 	var runners []runner
 
-	dc, err := deployment.New(deployment.Config{Client: c.Client("deployment-controller"), Clock: clk})
+	// kube-controller-manager: every controller of its table
+	// (controllermanager.go).
+	ctls, err := c.newControllers(clk)
 	if err != nil {
 		return err
 	}
-	rsc, err := replicaset.New(replicaset.Config{Client: c.Client("replicaset-controller"), Clock: clk})
-	if err != nil {
-		return err
+	for _, ctl := range ctls {
+		runners = append(runners, ctl)
 	}
-	gc, err := garbagecollector.New(garbagecollector.Config{Client: c.Client("generic-garbage-collector"), Clock: clk})
-	if err != nil {
-		return err
-	}
-	// The rest of kube-controller-manager: namespace, node lifecycle and
-	// taint eviction, Job, Endpoints and EndpointSlice, disruption (the
-	// PodDisruptionBudgets' status) and pod GC controllers.
-	nsc, err := namespace.New(namespace.Config{Client: c.Client(namespace.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	nlc, err := nodelifecycle.New(nodelifecycle.Config{Client: c.Client(nodelifecycle.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	tec, err := tainteviction.New(tainteviction.Config{Client: c.Client(tainteviction.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	jc, err := job.New(job.Config{Client: c.Client(job.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	epc, err := endpoint.New(endpoint.Config{Client: c.Client(endpoint.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	esc, err := endpointslice.New(endpointslice.Config{Client: c.Client(endpointslice.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	dsc, err := disruption.New(disruption.Config{Client: c.Client(disruption.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	pgc, err := podgc.New(podgc.Config{Client: c.Client(podgc.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	// The namespace's own objects: kube-root-ca.crt and the default
-	// ServiceAccount, recreated when deleted.
-	rcp, err := rootcacertpublisher.New(rootcacertpublisher.Config{Client: c.Client(rootcacertpublisher.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	sac, err := serviceaccount.New(serviceaccount.Config{Client: c.Client(serviceaccount.Component), Clock: clk})
-	if err != nil {
-		return err
-	}
-	runners = append(runners, nsc, nlc, tec, jc, epc, esc, dsc, pgc, rcp, sac)
 	sched, err := scheduler.New(scheduler.Config{Client: c.Client("kube-scheduler"), Clock: clk})
 	if err != nil {
 		return err
@@ -453,7 +436,7 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	c.mu.Lock()
 	c.sched = sched
 	c.mu.Unlock()
-	runners = append(runners, dc, rsc, gc, sched)
+	runners = append(runners, sched)
 	// kube-apiserver compacts etcd every 5 minutes (on the cluster's clock).
 	runners = append(runners, &registry.Compactor{Store: c.Store, Clock: clk})
 	if c.wal != nil {
@@ -468,17 +451,20 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	for _, r := range runners {
-		go func(r runner) { _ = r.Run(ctx) }(r)
+		c.components.Add(1)
+		go func(r runner) {
+			defer c.components.Done()
+			_ = r.Run(ctx)
+		}(r)
 	}
 	if err := c.startNetwork(ctx); err != nil {
 		return err
 	}
 	c.mu.Lock()
 	c.ctx = ctx
-	c.synced = []func() bool{
-		dc.HasSynced, rsc.HasSynced, gc.HasSynced, nsc.HasSynced, nlc.HasSynced, tec.HasSynced,
-		jc.HasSynced, epc.HasSynced, esc.HasSynced, dsc.HasSynced, pgc.HasSynced, sched.HasSynced,
-		rcp.HasSynced, sac.HasSynced,
+	c.synced = []func() bool{sched.HasSynced}
+	for _, ctl := range ctls {
+		c.synced = append(c.synced, ctl.HasSynced)
 	}
 	for _, n := range c.nodes {
 		c.startKubeletLocked(n.Name)
@@ -491,6 +477,10 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	return nil
 }
 
+// Wait blocks until the control plane's components started by Launch have
+// returned, which they do once Launch's context is done.
+func (c *Cluster) Wait() { c.components.Wait() }
+
 // newKubeletLocked makes a node's container runtime and kubelet (not
 // running yet). Called with mu held.
 func (c *Cluster) newKubeletLocked(n nodeSpec) error {
@@ -501,14 +491,15 @@ func (c *Cluster) newKubeletLocked(n nodeSpec) error {
 		klMu sync.Mutex
 		kl   *kubelet.Kubelet
 	)
-	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, Network: podNetwork{c, n.Name}, OnEvent: func(ev cri.ContainerEvent) {
-		klMu.Lock()
-		k := kl
-		klMu.Unlock()
-		if k != nil {
-			k.HandleContainerEvent(ev)
-		}
-	}})
+	rt, err := cri.New(cri.Config{Images: c.cfg.Images, Cache: c.Cache, Clock: c.cfg.Clock, Network: podNetwork{c, n.Name},
+		Memory: cri.NewMemoryPool("node "+n.Name, n.Memory.Value()), HostMemory: c.hostMemory, OnEvent: func(ev cri.ContainerEvent) {
+			klMu.Lock()
+			k := kl
+			klMu.Unlock()
+			if k != nil {
+				k.HandleContainerEvent(ev)
+			}
+		}})
 	if err != nil {
 		return err
 	}

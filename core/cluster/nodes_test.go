@@ -64,7 +64,7 @@ func TestNodeSpecs(t *testing.T) {
 	if cpu := small.Status.Capacity[corev1.ResourceCPU]; cpu.String() != "500m" {
 		t.Errorf("small cpu = %s", cpu.String())
 	}
-	if mem := small.Status.Capacity[corev1.ResourceMemory]; mem.String() != "8Gi" {
+	if mem := small.Status.Capacity[corev1.ResourceMemory]; mem.String() != cluster.DefaultNodeMemory {
 		t.Errorf("small memory = %s (the default)", mem.String())
 	}
 	if len(small.Spec.Taints) != 0 || small.Spec.PodCIDR == big.Spec.PodCIDR {

@@ -101,6 +101,15 @@ spec:
     metadata: {labels: {app: db}}
     spec: {containers: [{name: hello, image: hello}]}
 ---
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy, namespace: shop}
+spec:
+  replicas: 1
+  template:
+    metadata: {labels: {app: legacy}}
+    spec: {containers: [{name: hello, image: hello}]}
+---
 apiVersion: batch/v1
 kind: Job
 metadata: {name: once, namespace: shop}

@@ -31,7 +31,9 @@ func (s *session) newRolloutCommand() *cobra.Command {
 
  Valid resource types include:
 
-  *  deployments`,
+  *  deployments
+  *  daemonsets
+  *  statefulsets`,
 		Example: `  # Rollback to the previous deployment
   kubectl rollout undo deployment/web
 
@@ -49,8 +51,9 @@ func (s *session) newRolloutCommand() *cobra.Command {
 
 const revisionAnnotation = "deployment.kubernetes.io/revision"
 
-// rolloutTargets selects deployments; other kinds get upstream's "no
-// ... has been implemented" error.
+// rolloutTargets selects deployments (and for status, history and undo
+// DaemonSets and StatefulSets, and restart them); other kinds get upstream's "no ... has
+// been implemented" error.
 func (s *session) rolloutTargets(cmd *cobra.Command, sel *selection, args []string, what string) ([]selected, error) {
 	if len(args) == 0 && len(sel.files) == 0 {
 		return nil, usageErrorf(cmd, "Required resource not specified.")
@@ -60,7 +63,7 @@ func (s *session) rolloutTargets(cmd *cobra.Command, sel *selection, args []stri
 		return objs, err
 	}
 	for _, o := range objs {
-		if o.res.Kind != "Deployment" {
+		if o.res.Kind != "Deployment" && !(isRevisioned(o.res.Kind) && (what == "status viewer" || what == "history viewer" || what == "rollbacker" || what == "restarter")) {
 			return nil, fmt.Errorf("no %s has been implemented for %s", what, o.res.GroupVersion().WithKind(o.res.Kind).GroupKind())
 		}
 	}
@@ -129,6 +132,29 @@ func (s *session) newRolloutStatusCommand() *cobra.Command {
 			}
 			obj := o.obj
 			for {
+				if isRevisioned(o.res.Kind) {
+					o.obj = obj
+					msg, done, err := revisionedStatus(o)
+					if err != nil {
+						return err
+					}
+					fmt.Fprint(s.out(), msg)
+					if done || !watch {
+						return nil
+					}
+					next, err := s.nextVersion(ctx, o, obj)
+					if err != nil {
+						if ctx.Err() != nil && s.ctx.Err() == nil {
+							return errors.New("timed out waiting for the condition")
+						}
+						return err
+					}
+					if next == nil {
+						return fmt.Errorf("object has been deleted")
+					}
+					obj = next
+					continue
+				}
 				d, err := toDeployment(obj)
 				if err != nil {
 					return err
@@ -279,6 +305,12 @@ func (s *session) newRolloutHistoryCommand() *cobra.Command {
 				return err
 			}
 			for _, o := range objs {
+				if isRevisioned(o.res.Kind) {
+					if err := s.revisionHistory(o, revision); err != nil {
+						return err
+					}
+					continue
+				}
 				d, err := toDeployment(o.obj)
 				if err != nil {
 					return err
@@ -397,6 +429,9 @@ func (s *session) newRolloutUndoCommand() *cobra.Command {
 // past revision's ReplicaSet back into the Deployment (a JSON patch); the
 // deployment controller then rolls out that ReplicaSet again.
 func (s *session) rollback(o selected, toRevision int64, dr dryRun) (string, error) {
+	if isRevisioned(o.res.Kind) {
+		return s.revisionRollback(o, toRevision, dr)
+	}
 	if toRevision < 0 {
 		return "", fmt.Errorf("unable to find specified revision %v in history", toRevision)
 	}

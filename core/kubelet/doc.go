@@ -98,9 +98,19 @@
 // environment is resolved (env.go: env, envFrom, the downward API, Service
 // variables; a missing ConfigMap is CreateContainerConfigError). Its limits
 // go to the runtime: limits.memory caps the guest's memory (past it, the
-// container ends OOMKilled with 137), limits.cpu its share of a core. When
+// container ends OOMKilled with 137), limits.cpu its share of a core; a
+// guest without a limit still never grows past its node's memory. When
 // it exits, its termination message comes from its terminationMessagePath,
 // or its log (termination.go).
+//
+// # Eviction
+//
+// The eviction manager (eviction.go) compares the pods' memory with the
+// node's allocatable every 10 s; below memory.available<100Mi it evicts
+// one pod (over its requests first, then lowest priority, then the
+// biggest above requests), which ends Failed with reason Evicted, and the
+// node reports MemoryPressure (tainted memory-pressure by the node
+// lifecycle controller) until 5 minutes pass without pressure.
 //
 // # Probes, exec, metrics
 //
@@ -115,7 +125,8 @@
 //
 // Streaming exec (and stdin), attach and port-forward; restartable init
 // containers (sidecars); lifecycle hooks (postStart, preStop);
-// activeDeadlineSeconds; static pods; pod resizing and eviction; emptyDir in a
+// activeDeadlineSeconds; static pods; pod resizing; admission refusing
+// BestEffort pods under MemoryPressure; disk and PID eviction; emptyDir in a
 // browser, which has no file system for its directory. The node Lease
 // (renewed every 10 s) is in lease.go.
 package kubelet

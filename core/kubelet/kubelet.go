@@ -96,6 +96,10 @@ type Config struct {
 	// NodeStatusUpdateFrequency is the heartbeat period; 0 means
 	// DefaultNodeStatusUpdateFrequency.
 	NodeStatusUpdateFrequency time.Duration
+	// EvictionHard is the eviction manager's hard threshold for
+	// memory.available (eviction.go); zero means DefaultEvictionHard
+	// (upstream --eviction-hard memory.available<100Mi).
+	EvictionHard resource.Quantity
 }
 
 // Kubelet is the node agent of one node. Create it with New and start it with
@@ -119,6 +123,7 @@ type Kubelet struct {
 	volumeBackOff *backOff // set up retries per volume, keyed "<pod UID>/<volume name>"
 	probes        *proberManager
 	stats         statsCache
+	eviction      evictionManager // eviction.go
 	running       atomic.Bool
 	heartbeats    atomic.Int64 // node status updates done, for tests
 
@@ -162,6 +167,9 @@ type podRecord struct {
 	// termMessages caches exited containers' termination messages, by
 	// container ID: they are read from a file or the log once.
 	termMessages map[string]string
+	// evicted is the eviction manager's message once it evicted the pod
+	// (eviction.go); "" while it was not.
+	evicted string
 }
 
 type waitingReason struct {
@@ -233,6 +241,10 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	if network != nil {
 		kl.podCIDR = network.Subnet().String()
+	}
+	kl.eviction.threshold = DefaultEvictionHard.DeepCopy()
+	if !cfg.EvictionHard.IsZero() {
+		kl.eviction.threshold = cfg.EvictionHard.DeepCopy()
 	}
 	kl.images = newImageManager(cfg.Runtime, kl.recorder, clk)
 	kl.images.trace = func(pod *corev1.Pod, image string, took time.Duration) {
@@ -340,7 +352,8 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); kl.worker(ctx, q) }()
 	}
-	wg.Add(4)
+	wg.Add(5)
+	go func() { defer wg.Done(); kl.evictionLoop(ctx) }() // eviction.go
 	go func() { defer wg.Done(); kl.heartbeatLoop(ctx, heartbeat) }()
 	go func() { defer wg.Done(); kl.leaseLoop(ctx) }() // lease.go
 	go func() { defer wg.Done(); kl.resyncLoop(ctx, resync, q, inf) }()

@@ -72,9 +72,19 @@ func newTestNode(t *testing.T, mods ...func(*Config)) *testNode {
 	}
 	// The runtime tells the kubelet about exits; the kubelet needs the
 	// runtime first, hence the pointer set once New returned.
+	cfg := Config{Client: c, NodeName: "node-1", Clock: clk, PodCIDR: "10.244.1.0/24", NodeIP: "192.168.49.2"}
+	for _, m := range mods {
+		m(&cfg)
+	}
+	// A node given a memory capacity charges its guests to it, as
+	// core/cluster wires every node.
+	var nodeMem *cri.MemoryPool
+	if mem, ok := cfg.Capacity[corev1.ResourceMemory]; ok {
+		nodeMem = cri.NewMemoryPool("node "+cfg.NodeName, mem.Value())
+	}
 	var kp atomic.Pointer[Kubelet]
 	gc := newTimerClock(clk)
-	rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: gc, OnEvent: func(e cri.ContainerEvent) {
+	rt, err := cri.New(cri.Config{Images: images.New(), Cache: cache, Clock: gc, Memory: nodeMem, OnEvent: func(e cri.ContainerEvent) {
 		if k := kp.Load(); k != nil {
 			k.HandleContainerEvent(e)
 		}
@@ -82,10 +92,7 @@ func newTestNode(t *testing.T, mods ...func(*Config)) *testNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Client: c, NodeName: "node-1", Runtime: rt, Clock: clk, PodCIDR: "10.244.1.0/24", NodeIP: "192.168.49.2"}
-	for _, m := range mods {
-		m(&cfg)
-	}
+	cfg.Runtime = rt
 	kl, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

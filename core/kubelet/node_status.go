@@ -270,7 +270,11 @@ func (kl *Kubelet) setNodeStatus(node *corev1.Node, now time.Time) []nodeEvent {
 		})
 		events = append(events, nodeEvent{event, fmt.Sprintf("Node %s status is now: %s", kl.nodeName, event)})
 	}
-	set(corev1.NodeMemoryPressure, corev1.ConditionFalse, reasonKubeletHasSufficientMem, messageKubeletHasSufficientMem, EventNodeHasSufficientMem)
+	if kl.eviction.underMemoryPressure() {
+		set(corev1.NodeMemoryPressure, corev1.ConditionTrue, reasonKubeletHasInsufficientMem, messageKubeletHasInsufficientMem, EventNodeHasInsufficientMemory)
+	} else {
+		set(corev1.NodeMemoryPressure, corev1.ConditionFalse, reasonKubeletHasSufficientMem, messageKubeletHasSufficientMem, EventNodeHasSufficientMem)
+	}
 	set(corev1.NodeDiskPressure, corev1.ConditionFalse, reasonKubeletHasNoDiskPressure, messageKubeletHasNoDiskPressure, EventNodeHasNoDiskPress)
 	set(corev1.NodePIDPressure, corev1.ConditionFalse, reasonKubeletHasSufficientPID, messageKubeletHasSufficientPID, EventNodeHasSufficientPID)
 	set(corev1.NodeReady, corev1.ConditionTrue, reasonKubeletReady, messageKubeletReady, EventNodeReady)

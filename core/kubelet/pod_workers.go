@@ -42,6 +42,9 @@ func (kl *Kubelet) syncPod(ctx context.Context, uid types.UID) (time.Duration, e
 		return 0, kl.syncTerminatingPod(ctx, pod)
 	case isTerminal(pod.Status.Phase):
 		return 0, kl.syncTerminalPod(ctx, pod)
+	case kl.evictionMessage(pod.UID) != "":
+		// Evicted (eviction.go): stopped for good, Failed.
+		return 0, kl.syncTerminalPod(ctx, pod)
 	}
 	return kl.syncRunningPod(ctx, pod)
 }

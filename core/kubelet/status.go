@@ -179,6 +179,9 @@ func (kl *Kubelet) generateAPIPodStatus(pod *corev1.Pod, podIsTerminal bool) cor
 		}
 	}
 	s.Conditions = conds
+	if msg := kl.evictionMessage(pod.UID); msg != "" {
+		applyEviction(&s, msg, now)
+	}
 	return s
 }
 

@@ -16,7 +16,7 @@ import (
 // Node defaults, as the cluster's own (cluster.Config).
 const (
 	DefaultNodeCPU    = "4"
-	DefaultNodeMemory = "8Gi"
+	DefaultNodeMemory = cluster.DefaultNodeMemory
 )
 
 // NodeSpecs turns a lesson's nodes into the cluster's node specs. Empty

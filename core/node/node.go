@@ -57,7 +57,7 @@ type IOStreams struct {
 const usage = `Add, remove and list the cluster's nodes (the machines its kubelets run on).
 
 Usage:
-  node add NAME [--cpu=4] [--memory=8Gi] [--label KEY=VALUE ...] [--taint KEY=VALUE:EFFECT ...]
+  node add NAME [--cpu=4] [--memory=512Mi] [--label KEY=VALUE ...] [--taint KEY=VALUE:EFFECT ...]
   node remove NAME      (or: node delete NAME)
   node list
 
@@ -78,7 +78,7 @@ To stop a node's kubelet for a while instead, use: ssh NODE systemctl stop kubel
 const usageJA = `クラスターのノード（kubelet が動くマシン）を追加、削除、一覧します。
 
 使い方:
-  node add NAME [--cpu=4] [--memory=8Gi] [--label KEY=VALUE ...] [--taint KEY=VALUE:EFFECT ...]
+  node add NAME [--cpu=4] [--memory=512Mi] [--label KEY=VALUE ...] [--taint KEY=VALUE:EFFECT ...]
   node remove NAME      （または node delete NAME）
   node list
 
@@ -133,7 +133,7 @@ func add(ctx context.Context, nodes Nodes, args []string, s IOStreams) error {
 	fs := pflag.NewFlagSet("node add", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cpu := fs.String("cpu", "4", "the node's CPUs (a quantity: 4, 500m)")
-	memory := fs.String("memory", "8Gi", "the node's memory (a quantity: 8Gi, 512Mi)")
+	memory := fs.String("memory", cluster.DefaultNodeMemory, "the node's memory (a quantity: 8Gi, 512Mi)")
 	labels := fs.StringArrayP("label", "l", nil, "a label KEY=VALUE (again for more)")
 	taints := fs.StringArray("taint", nil, "a taint KEY=VALUE:EFFECT or KEY:EFFECT (again for more)")
 	if err := fs.Parse(args); err != nil {

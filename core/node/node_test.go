@@ -30,10 +30,10 @@ func TestNodeCommand(t *testing.T) {
 		wantOut  string // a prefix of the output
 		wantErr  string // the whole error output
 	}{
-		{line: "list", wantOut: "NAME     CPU   MEMORY   KUBELET   LABELS   TAINTS\nnode-1   4     8Gi      running   <none>   <none>\nnode-2   4     8Gi      running   <none>   <none>\n"},
+		{line: "list", wantOut: "NAME     CPU   MEMORY   KUBELET   LABELS   TAINTS\nnode-1   4     512Mi    running   <none>   <none>\nnode-2   4     512Mi    running   <none>   <none>\n"},
 		{line: "add node-3 --cpu=8 --memory=16Gi --label disktype=ssd --label zone=a --taint dedicated=gpu:NoSchedule --taint spot:PreferNoSchedule",
 			wantOut: "node/node-3 added: kubectl get nodes shows it Ready in a moment\n"},
-		{line: "list", wantOut: "NAME     CPU   MEMORY   KUBELET   LABELS                TAINTS\nnode-1   4     8Gi      running   <none>                <none>\nnode-2   4     8Gi      running   <none>                <none>\nnode-3   8     16Gi     running   disktype=ssd,zone=a   dedicated=gpu:NoSchedule,spot:PreferNoSchedule\n"},
+		{line: "list", wantOut: "NAME     CPU   MEMORY   KUBELET   LABELS                TAINTS\nnode-1   4     512Mi    running   <none>                <none>\nnode-2   4     512Mi    running   <none>                <none>\nnode-3   8     16Gi     running   disktype=ssd,zone=a   dedicated=gpu:NoSchedule,spot:PreferNoSchedule\n"},
 		{line: "add node-3", wantCode: 1, wantErr: "error: node \"node-3\" already exists\n"},
 		{line: "add Node_4", wantCode: 1, wantErr: "error: invalid node name \"Node_4\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n"},
 		{line: "add node-4 --cpu=lots", wantCode: 1, wantErr: "error: invalid --cpu \"lots\": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'\n"},
@@ -45,7 +45,7 @@ func TestNodeCommand(t *testing.T) {
 		{line: "add", wantCode: 1, wantErr: "error: node add takes one NAME, e.g. node add node-4 --cpu=4\n"},
 		{line: "remove node-9", wantCode: 1, wantErr: "error: node \"node-9\" not found (node list shows the nodes)\n"},
 		{line: "delete node-2", wantOut: "node/node-2 removed: "},
-		{line: "list", wantOut: "NAME     CPU   MEMORY   KUBELET   LABELS                TAINTS\nnode-1   4     8Gi      running   <none>                <none>\nnode-3   8     16Gi     running   disktype=ssd,zone=a   dedicated=gpu:NoSchedule,spot:PreferNoSchedule\n"},
+		{line: "list", wantOut: "NAME     CPU   MEMORY   KUBELET   LABELS                TAINTS\nnode-1   4     512Mi    running   <none>                <none>\nnode-3   8     16Gi     running   disktype=ssd,zone=a   dedicated=gpu:NoSchedule,spot:PreferNoSchedule\n"},
 		{line: "resize node-1", wantCode: 1, wantErr: "error: unknown command \"resize\" for \"node\": use add, remove or list (node --help)\n"},
 		{line: "--help", wantOut: "Add, remove and list the cluster's nodes"},
 		// In the Japanese console kubetab's own words are Japanese.

@@ -55,6 +55,30 @@ func moreGoldenCases() []goldenCase {
 		{"cronjobs", &batchv1.CronJobList{}, cronJobs()},
 		{"events-v1", &eventsv1.EventList{}, eventsV1()},
 		{"poddisruptionbudgets", &policyv1.PodDisruptionBudgetList{}, podDisruptionBudgets()},
+		{"controllerrevisions", &appsv1.ControllerRevisionList{}, controllerRevisions()},
+		{"replicationcontrollers", &corev1.ReplicationControllerList{}, replicationControllers()},
+	}
+}
+
+func controllerRevisions() []runtime.Object {
+	owned := om("fluentd-5d9c7b8f6", time.Hour)
+	owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "fluentd", Controller: ptr(true)}}
+	sts := om("web-6b7c9d4f5", 3*time.Minute)
+	sts.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "web", Controller: ptr(true)}}
+	return []runtime.Object{
+		&appsv1.ControllerRevision{ObjectMeta: owned, Revision: 1},
+		&appsv1.ControllerRevision{ObjectMeta: sts, Revision: 3},
+		&appsv1.ControllerRevision{ObjectMeta: om("orphan-1", time.Minute), Revision: 2},
+	}
+}
+
+func replicationControllers() []runtime.Object {
+	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}, {Name: "log", Image: "busybox"}}}}
+	return []runtime.Object{
+		&corev1.ReplicationController{ObjectMeta: om("nginx", 10*time.Minute),
+			Spec:   corev1.ReplicationControllerSpec{Replicas: ptr(int32(3)), Selector: map[string]string{"app": "nginx"}, Template: tmpl},
+			Status: corev1.ReplicationControllerStatus{Replicas: 3, ReadyReplicas: 2}},
+		&corev1.ReplicationController{ObjectMeta: om("no-template", time.Minute), Spec: corev1.ReplicationControllerSpec{Replicas: ptr(int32(0))}},
 	}
 }
 

@@ -66,6 +66,16 @@
 //   {type: 'shareLink', id}              the cluster as a link payload ('1.…')
 //   {type: 'openLink', id, payload}      a link's payload (after '#cluster='):
 //                                        checked, then it replaces the cluster
+// The benchmark's (test/browser/bench_test.go):
+//   {type: 'lagProbe', id, on}           on true: (re)start measuring this
+//                                        worker's event-loop lag, a 10 ms timer
+//                                        that records how late each tick runs
+//                                        (a long Go task delays it: workers have
+//                                        no longtask observer); answered at once
+//                                        by 'lag'. on false: stop, and answer
+//                                        'lag' with what was measured. Off
+//                                        unless the page asks; works before
+//                                        'ready' too.
 //   IndexedDB 'kubetab', object store 'cluster', key 'page':
 //     {format: 1, data: Uint8Array (core/store's snapshot format), lesson,
 //      revision, savedAt (ms since the epoch)}
@@ -125,6 +135,16 @@
 //                                        what: 'reset' | 'import' | 'open' | 'link'
 //                                        (value: the link payload); error '' when done
 //   {type: 'exported', id, data}         the snapshot's bytes
+//   {type: 'lag', id, longest, over50, blocked, ticks, ms, gaps, ready}
+//                                        the lag probe's figures since it was
+//                                        turned on: the longest delay of a tick
+//                                        (ms; about the longest worker task),
+//                                        how many delays were over 50 ms, their
+//                                        sum (blocked), ticks seen, ms measured;
+//                                        gaps: [[start, ms]...] of each delay
+//                                        over 50 ms (the first 1000), and ready:
+//                                        when 'ready' was posted (0: not yet),
+//                                        both in this worker's performance.now()
 //   {type: 'panic', where, message, stack}   Go recovered a panic
 //   {type: 'log', text}                  Go wrote to stderr (kept for crash reports)
 //   {type: 'exited', code}               the Go program ended (it should not)
@@ -327,7 +347,7 @@ async function load() {
   const imports = {
     ...go.importObject,
     // syumai/workers' Ready() calls this import.
-    workers: { ready: () => { post({ type: 'ready' }); markReady(); } },
+    workers: { ready: () => { readyAt = performance.now(); post({ type: 'ready' }); markReady(); } },
   };
   // Compile while downloading.
   const wasmResponse = new Response(counted, { headers: { 'Content-Type': 'application/wasm' } });
@@ -335,6 +355,41 @@ async function load() {
   globalThis.kubetabSaved = await savedRead;
   post({ type: 'phase', phase: 'start' });
   go.run(instance); // resolves when the program exits; go.exit reports it
+}
+
+// The event-loop lag probe ('lagProbe'): a timer every LAG_TICK ms; how much
+// later than asked a tick runs is how long the worker's thread was busy with
+// something else (Go's tasks, message handling) before it.
+const LAG_TICK = 10;
+let lag = null;
+let readyAt = 0; // performance.now() of 'ready', for the probe's answer
+function lagTick() {
+  if (!lag) return;
+  const now = performance.now();
+  const late = now - lag.last - LAG_TICK;
+  if (late > lag.longest) lag.longest = late;
+  if (late > 50) {
+    lag.over50++;
+    lag.blocked += late;
+    if (lag.gaps.length < 1000) lag.gaps.push([lag.last + LAG_TICK, late]);
+  }
+  lag.ticks++;
+  lag.last = now;
+  lag.timer = setTimeout(lagTick, LAG_TICK);
+}
+function lagProbe({ id, on }) {
+  if (lag) clearTimeout(lag.timer);
+  const result = lag
+    ? { longest: Math.max(0, lag.longest), over50: lag.over50, blocked: lag.blocked, ticks: lag.ticks,
+        ms: performance.now() - lag.start, gaps: lag.gaps, ready: readyAt }
+    : { longest: 0, over50: 0, blocked: 0, ticks: 0, ms: 0, gaps: [], ready: readyAt };
+  lag = null;
+  if (on) {
+    const now = performance.now();
+    lag = { start: now, last: now, longest: 0, over50: 0, blocked: 0, ticks: 0, timer: 0, gaps: [] };
+    lag.timer = setTimeout(lagTick, LAG_TICK);
+  }
+  post({ type: 'lag', id, ...result });
 }
 
 // Open responses, by request id, so that an abort can cancel the body; and
@@ -375,6 +430,9 @@ self.onmessage = async ({ data: msg }) => {
   switch (msg.type) {
     case 'request':
       serve(msg);
+      break;
+    case 'lagProbe':
+      lagProbe(msg);
       break;
     case 'abort': {
       const reader = readers.get(msg.id);
@@ -454,6 +512,7 @@ self.onmessage = async ({ data: msg }) => {
     case 'editDone':
       await ready;
       binding.editDone(msg.id, !!msg.saved, String(msg.content ?? ''));
+      break;
     case 'flushSave':
       await ready;
       binding.flushSave();

@@ -373,6 +373,100 @@ check "then NotReady (Ready is Unknown)" 0 '^bare +NotReady,SchedulingDisabled '
 check "its conditions: Kubelet never posted node status." 0 '^  Ready +Unknown .* NodeStatusNeverUpdated +Kubelet never posted node status\.$' -- describe node bare
 check "delete the node without a kubelet" 0 '^node "bare" deleted' -- delete node bare
 
+# --- DaemonSets, StatefulSets and ReplicationControllers, with their
+# ControllerRevisions (rollout status, history, undo) ---
+cat >"$work/ds.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+spec:
+  selector:
+    matchLabels: {app: agent}
+  template:
+    metadata:
+      labels: {app: agent}
+    spec:
+      containers:
+      - name: hello
+        image: hello
+EOF
+cat >"$work/sts.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  replicas: 3
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: hello
+        image: hello
+EOF
+cat >"$work/rc.yaml" <<'EOF'
+apiVersion: v1
+kind: ReplicationController
+metadata:
+  name: legacy
+spec:
+  replicas: 2
+  template:
+    metadata:
+      labels: {app: legacy}
+    spec:
+      containers:
+      - name: hello
+        image: hello
+EOF
+nodes=$("$KUBECTL" get nodes --no-headers 2>/dev/null | wc -l)
+check "create daemonset" 0 '^daemonset.apps/agent created$' -- create -f "$work/ds.yaml"
+check "rollout status ds" 0 '^daemon set "agent" successfully rolled out$' -- rollout status ds/agent --timeout=60s
+until_count 30 "$nodes" "one daemon pod per node" '^agent-[a-z0-9]{5} +1/1 +Running' -- get pods -l app=agent
+until_count 30 "$nodes" "daemon pods on distinct nodes" '.' -- get pods -l app=agent -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}'
+check "a daemon pod's node affinity names its node" 0 '^metadata.name In node-' -- get pods -l app=agent -o 'jsonpath={.items[0].spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].key} {.items[0].spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].operator} {.items[0].spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values[0]}'
+check "get ds" 0 "^agent +$nodes +$nodes +$nodes +$nodes +$nodes +<none> " -- get ds agent
+check "set image ds" 0 '^daemonset.apps/agent image updated$' -- set image ds/agent hello=hello:2.0
+check "rollout status ds after set image" 0 '^daemon set "agent" successfully rolled out$' -- rollout status ds/agent --timeout=90s
+check "rollout history ds" 0 '^2 +<none>$' -- rollout history ds/agent
+check "rollout history ds --revision=2" 0 'Image:[[:space:]]+hello:2\.0' -- rollout history ds/agent --revision=2
+check "get controllerrevisions" 0 '^agent-[a-z0-9]+ +daemonset\.apps/agent +2 ' -- get controllerrevisions
+check "rollout undo ds" 0 '^daemonset.apps/agent rolled back$' -- rollout undo ds/agent
+check "rollout status ds after undo" 0 '^daemon set "agent" successfully rolled out$' -- rollout status ds/agent --timeout=90s
+check "undo renumbers revision 1 as 3" 0 '^3 +<none>$' -- rollout history ds/agent
+until_count 30 "$nodes" "daemon pods back on the first image" '^hello$' -- get pods -l app=agent -o 'jsonpath={range .items[*]}{.spec.containers[0].image}{"\n"}{end}'
+check "delete ds" 0 '^daemonset.apps "agent" deleted' -- delete ds agent
+
+check "create statefulset" 0 '^statefulset.apps/db created$' -- create -f "$work/sts.yaml"
+check "rollout status sts" 0 'roll out complete: 3 new pods have been updated' -- rollout status sts/db --timeout=90s
+check "pods db-0 db-1 db-2" 0 '^db-0 db-1 db-2 $' -- get pods -l app=db -o 'jsonpath={range .items[*]}{.metadata.name} {end}'
+check "created in order" 0 '^create Pod db-0 in StatefulSet db successful,create Pod db-1 in StatefulSet db successful,create Pod db-2 in StatefulSet db successful,$' -- get events --field-selector involvedObject.name=db,reason=SuccessfulCreate --sort-by=.metadata.creationTimestamp -o 'jsonpath={range .items[*]}{.message}{","}{end}'
+check "stable hostname and subdomain" 0 '^db-1 db$' -- get pod db-1 -o 'jsonpath={.spec.hostname} {.spec.subdomain}'
+check "sts status: observedGeneration and revisions" 0 '^1 3 3 db-[a-z0-9]+ db-[a-z0-9]+$' -- get sts db -o 'jsonpath={.status.observedGeneration} {.status.readyReplicas} {.status.updatedReplicas} {.status.currentRevision} {.status.updateRevision}'
+check "set image sts" 0 '^statefulset.apps/db image updated$' -- set image sts/db hello=hello:2.0
+check "rollout status sts after set image" 0 'roll out complete: 3 new pods have been updated' -- rollout status sts/db --timeout=120s
+until_ok 60 "currentRevision becomes updateRevision" '^(db-[a-z0-9]+) \1 3$' -- get sts db -o 'jsonpath={.status.currentRevision} {.status.updateRevision} {.status.currentReplicas}'
+check "rollout history sts" 0 '^2 +<none>$' -- rollout history sts/db
+check "rollout history sts --revision=2" 0 'Image:[[:space:]]+hello:2\.0' -- rollout history sts/db --revision=2
+check "rollout undo sts" 0 '^statefulset.apps/db rolled back$' -- rollout undo sts/db
+check "rollout status sts after undo" 0 'roll out complete: 3 new pods have been updated' -- rollout status sts/db --timeout=120s
+until_ok 60 "sts pods back on the first image" '^hello hello hello $' -- get pods -l app=db -o 'jsonpath={range .items[*]}{.spec.containers[0].image} {end}'
+check "scale sts" 0 '^statefulset.apps/db scaled$' -- scale sts db --replicas=1
+until_ok 60 "scaled down to db-0" '^db-0 $' -- get pods -l app=db -o 'jsonpath={range .items[*]}{.metadata.name} {end}'
+check "delete sts" 0 '^statefulset.apps "db" deleted' -- delete sts db
+
+check "create replicationcontroller" 0 '^replicationcontroller/legacy created$' -- create -f "$work/rc.yaml"
+until_ok 60 "get rc" '^legacy +2 +2 +2 ' -- get rc legacy
+check "get all lists the rc" 0 '^replicationcontroller/legacy +2 +2 +2 ' -- get all
+check "scale rc" 0 '^replicationcontroller/legacy scaled$' -- scale rc legacy --replicas=1
+until_count 60 1 "rc scaled to one pod" '^legacy-[a-z0-9]{5} +1/1 +Running' -- get pods -l app=legacy
+check "delete rc" 0 '^replicationcontroller "legacy" deleted' -- delete rc legacy
+
 echo
 echo "kubectl conformance: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -518,7 +518,7 @@ func (statefulSetStrategy) Fields(obj runtime.Object) fields.Set {
 // --- the scale subresource (pkg/registry/apps/*/storage/storage.go ScaleREST) ---
 
 // GetScale returns the scale subresource (autoscaling/v1 Scale) of a
-// Deployment, ReplicaSet or StatefulSet.
+// Deployment, ReplicaSet, StatefulSet or ReplicationController.
 func (s *Store) GetScale(ctx context.Context, namespace, name string) (*autoscalingv1.Scale, error) {
 	obj, err := s.Get(ctx, namespace, name)
 	if err != nil {
@@ -541,6 +541,8 @@ func scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
 		m, replicas, status, sel = o.ObjectMeta, o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector
 	case *appsv1.StatefulSet:
 		m, replicas, status, sel = o.ObjectMeta, o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector
+	case *corev1.ReplicationController:
+		m, replicas, status, sel = o.ObjectMeta, o.Spec.Replicas, o.Status.Replicas, &metav1.LabelSelector{MatchLabels: o.Spec.Selector}
 	default:
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%T has no scale subresource", obj))
 	}
@@ -586,6 +588,8 @@ func (s *Store) UpdateScale(ctx context.Context, sc *autoscalingv1.Scale, opts U
 	case *appsv1.ReplicaSet:
 		o.Spec.Replicas = &n
 	case *appsv1.StatefulSet:
+		o.Spec.Replicas = &n
+	case *corev1.ReplicationController:
 		o.Spec.Replicas = &n
 	default:
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%T has no scale subresource", obj))

@@ -34,7 +34,9 @@ func Default(cfg Config) (*Registry, error) {
 //
 //	core/v1                namespaces nodes pods events services endpoints
 //	                       configmaps secrets serviceaccounts podtemplates
+//	                       replicationcontrollers
 //	apps/v1                deployments replicasets daemonsets statefulsets
+//	                       controllerrevisions
 //	batch/v1               jobs cronjobs
 //	policy/v1              poddisruptionbudgets
 //	discovery.k8s.io/v1    endpointslices
@@ -121,6 +123,14 @@ func DefaultResources() []*Resource {
 			Strategy:  podTemplateStrategy{},
 		},
 		{
+			Version: "v1", Kind: "ReplicationController", Resource: "replicationcontrollers", Singular: "replicationcontroller",
+			Namespaced: true, ShortNames: []string{"rc"}, Categories: all,
+			KeyPrefix: "/registry/controllers", Subresources: []string{"status", "scale"},
+			New:      func() runtime.Object { return &corev1.ReplicationController{} },
+			NewList:  func() runtime.Object { return &corev1.ReplicationControllerList{} },
+			Strategy: replicationControllerStrategy{},
+		},
+		{
 			Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Singular: "deployment",
 			Namespaced: true, ShortNames: []string{"deploy"}, Categories: all,
 			KeyPrefix: "/registry/deployments", Subresources: []string{"status", "scale"},
@@ -151,6 +161,13 @@ func DefaultResources() []*Resource {
 			New:      func() runtime.Object { return &appsv1.StatefulSet{} },
 			NewList:  func() runtime.Object { return &appsv1.StatefulSetList{} },
 			Strategy: statefulSetStrategy{},
+		},
+		{
+			Group: "apps", Version: "v1", Kind: "ControllerRevision", Resource: "controllerrevisions", Singular: "controllerrevision",
+			Namespaced: true, KeyPrefix: "/registry/controllerrevisions", NoGeneration: true,
+			New:      func() runtime.Object { return &appsv1.ControllerRevision{} },
+			NewList:  func() runtime.Object { return &appsv1.ControllerRevisionList{} },
+			Strategy: controllerRevisionStrategy{},
 		},
 		{
 			Group: "batch", Version: "v1", Kind: "Job", Resource: "jobs", Singular: "job",

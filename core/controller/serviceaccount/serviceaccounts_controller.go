@@ -18,12 +18,10 @@
 // The list is upstream's default, just "default". A namespace that is not
 // Active (being deleted) is left alone.
 //
-// Upstream's token controller (tokens_controller.go) is its companion: it
-// fills in the Secrets of type kubernetes.io/service-account-token and
-// deletes them with their ServiceAccount. kubetab has no token
-// authentication yet, so there is nothing to fill in; the deletion is what
-// the garbage collector would do for an owner reference, and is left to the
-// API-coverage work that brings tokens.
+// Upstream's token controller is its companion, here too
+// (tokens_controller.go): it fills in the Secrets of type
+// kubernetes.io/service-account-token and deletes them with their
+// ServiceAccount.
 package serviceaccount
 
 import (

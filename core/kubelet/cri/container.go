@@ -230,6 +230,8 @@ type container struct {
 	execCPU    atomic.Int64       // CPU time of the execs that ended, ns
 	lastStats  statsSample        // the previous ContainerStats, for UsageNanoCores
 	removed    bool               // RemoveContainer took it; it must not start
+	memPages   atomic.Int64       // pages of its running instances together (memory.go)
+	pools      []*MemoryPool      // the node's and the host's memory; nil entries for none
 	runCtx     context.Context    // the guest's context; set by StartContainer, read-only after
 	cancel     context.CancelFunc // ends the guest; set by StartContainer
 	done       chan struct{}      // closed when the guest's goroutine has ended; nil before start
@@ -341,6 +343,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 		procs:    map[int32]*process{},
 		nextPID:  2, // 1 is the container's own process
 		attach:   newAttachPoint(cfg.Stdin),
+		pools:    r.pools,
 	}
 	c.cfg.Command = append([]string(nil), cfg.Command...)
 	c.cfg.Args = append([]string(nil), cfg.Args...)
@@ -597,7 +600,7 @@ func (c *container) runGuest(ctx context.Context) (code int32, reason, message s
 	if c.prog.oom != "" {
 		return ExitCodeKilled, ReasonOOMKilled, c.prog.oom
 	}
-	g := newGuest(ctx, c.limitPages, c.cfg.CPULimitMillicores)
+	g := newGuest(ctx, c.cfg.CPULimitMillicores)
 	g.pages.Store(c.prog.minPages)
 	c.mu.Lock()
 	c.guest = g
@@ -715,6 +718,16 @@ func (c *container) instance(ctx context.Context, g *guest, prog *program, iio i
 		}
 		return ExitCodeStartError, ReasonStartError, firstLine(err)
 	}
+	// Its initial memory is charged before it runs, and every page is
+	// given back when it ends.
+	g.mem = memCharge{container: &c.memPages, limitPages: c.limitPages, pools: c.pools}
+	initial := int64(mod.Memory().Size() / wasmPageSize)
+	if ok, msg := g.mem.charge(initial, 0); !ok {
+		_ = mod.Close(context.WithoutCancel(ctx))
+		return ExitCodeKilled, ReasonOOMKilled, msg
+	}
+	g.pages.Store(uint32(initial))
+	defer func() { g.mem.release(int64(g.pages.Load())) }()
 	g.resume()
 	_, err = mod.ExportedFunction("_start").Call(ctx)
 	g.pause()

@@ -115,7 +115,12 @@
 //     whose initial memory is already above it can never run: it exits at
 //     once with 137 and reason OOMKilled. A guest that grows its memory past
 //     the limit is killed there, 137 OOMKilled, as the kernel's OOM killer
-//     ends a process whose cgroup is full.
+//     ends a process whose cgroup is full. The limit counts the container's
+//     processes together (its own, execs, spawned programs), as a cgroup
+//     does. Without a limit a guest is still bounded: every page is also
+//     charged to its node's memory and the host's (Config.Memory,
+//     Config.HostMemory; memory.go), and a grow that does not fit there
+//     is OOMKilled too, so no guest holds more than its node has.
 //   - resources.limits.cpu (CPULimitMillicores) throttles the guest: a token
 //     bucket of CPU time refilled at the limit's rate and one CFS period
 //     (100 ms) deep, charged at every yield; a guest in debt sleeps it off.

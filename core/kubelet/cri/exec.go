@@ -143,7 +143,7 @@ func (c *container) exec(ctx context.Context, prog *program, iio instanceIO, tim
 	if prog.oom != "" {
 		return ExitCodeKilled, ReasonOOMKilled, prog.oom, nil
 	}
-	g := newGuest(ectx, c.limitPages, c.cfg.CPULimitMillicores)
+	g := newGuest(ectx, c.cfg.CPULimitMillicores)
 	g.pages.Store(prog.minPages)
 	code, reason, message = c.instance(ectx, g, prog, iio, func() bool { return ectx.Err() != nil })
 	// Upstream an exec'd process runs in the container's cgroup: its CPU

@@ -2,7 +2,6 @@ package cri
 
 import (
 	"context"
-	"fmt"
 	goruntime "runtime"
 	"sync/atomic"
 	"time"
@@ -56,10 +55,10 @@ type guestKey struct{}
 
 // guest is the host's state of one running instance.
 type guest struct {
-	ctx        context.Context // done when the guest must end
-	limitPages uint32          // memory limit in pages; 0 for none
-	throttle   *throttle       // nil without a CPU limit
-	now        func() time.Duration
+	ctx      context.Context // done when the guest must end
+	mem      memCharge       // where its pages are charged (memory.go); set by instance
+	throttle *throttle       // nil without a CPU limit
+	now      func() time.Duration
 
 	// Touched only by the guest's goroutine (host functions run on it).
 	budget  int32
@@ -76,8 +75,8 @@ type guest struct {
 	host *hostState // its side of the kubetab_host functions; set by instance
 }
 
-func newGuest(ctx context.Context, limitPages uint32, milliCPU int64) *guest {
-	g := &guest{ctx: ctx, limitPages: limitPages, now: mono, budget: instrument.InitialBudget}
+func newGuest(ctx context.Context, milliCPU int64) *guest {
+	g := &guest{ctx: ctx, now: mono, budget: instrument.InitialBudget}
 	if milliCPU > 0 {
 		g.throttle = newThrottle(milliCPU, g.now())
 	}
@@ -151,19 +150,19 @@ func (g *guest) sleep(d time.Duration) {
 }
 
 // grow is kubetab.memory_grow: memory.grow, except that growing past the
-// container's memory limit ends the guest, OOMKilled, as the kernel's OOM
-// killer ends a process whose cgroup is out of memory.
+// container's memory limit, or past what its node (or the host) has left,
+// ends the guest, OOMKilled, as the kernel's OOM killer ends a process
+// whose cgroup, or machine, is out of memory (memory.go).
 func (g *guest) grow(mod api.Module, delta uint32) uint32 {
 	mem := mod.Memory()
-	cur := mem.Size() / wasmPageSize
-	if g.limitPages != 0 && uint64(cur)+uint64(delta) > uint64(g.limitPages) {
-		msg := fmt.Sprintf("memory limit %d bytes reached: the guest asked to grow its memory from %d to %d bytes",
-			uint64(g.limitPages)*wasmPageSize, uint64(cur)*wasmPageSize, (uint64(cur)+uint64(delta))*wasmPageSize)
+	cur := int64(mem.Size() / wasmPageSize)
+	if ok, msg := g.mem.charge(int64(delta), cur); !ok {
 		g.oom.Store(&msg)
 		panic(sys.NewExitError(ExitCodeKilled))
 	}
 	prev, ok := mem.Grow(delta)
 	if !ok {
+		g.mem.release(int64(delta))
 		return 0xffffffff // -1: the module's own maximum
 	}
 	g.pages.Store(prev + delta)

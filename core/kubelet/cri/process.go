@@ -190,7 +190,7 @@ func (c *container) run(ctx context.Context, prog *program, iio instanceIO) (cod
 	if prog.oom != "" {
 		return ExitCodeKilled, ReasonOOMKilled, prog.oom
 	}
-	g := newGuest(ctx, c.limitPages, c.cfg.CPULimitMillicores)
+	g := newGuest(ctx, c.cfg.CPULimitMillicores)
 	g.pages.Store(prog.minPages)
 	code, reason, message = c.instance(ctx, g, prog, iio, func() bool { return ctx.Err() != nil })
 	c.execCPU.Add(g.cpu.Load())

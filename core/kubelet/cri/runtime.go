@@ -31,6 +31,13 @@ type Config struct {
 	// Network is the cluster network the containers' processes reach
 	// (wget, nslookup); nil for none.
 	Network PodNetwork
+	// Memory is the node's memory: every guest's linear memory is charged
+	// to it, and a guest whose memory.grow does not fit is OOMKilled
+	// (memory.go). Nil: not counted.
+	Memory *MemoryPool
+	// HostMemory is the memory every node of the process shares (a browser
+	// tab's wasm heap); charged after Memory. Nil: not counted.
+	HostMemory *MemoryPool
 }
 
 // Runtime is one node's container runtime: its pulled images and its
@@ -42,6 +49,7 @@ type Runtime struct {
 	onEvent     func(ContainerEvent)
 	maxLogBytes int
 	network     PodNetwork
+	pools       []*MemoryPool // node, host
 
 	// mu guards the maps below. Lock order: Runtime.mu before container.mu.
 	// Neither is held while calling OnEvent or running guest code.
@@ -80,11 +88,15 @@ func New(cfg Config) (*Runtime, error) {
 		onEvent:     cfg.OnEvent,
 		maxLogBytes: maxLog,
 		network:     cfg.Network,
+		pools:       []*MemoryPool{cfg.Memory, cfg.HostMemory},
 		images:      map[string]*nodeImage{},
 		tags:        map[string]string{},
 		containers:  map[string]*container{},
 	}, nil
 }
+
+// Memory is the node's memory pool (Config.Memory); nil if not counted.
+func (r *Runtime) Memory() *MemoryPool { return r.pools[0] }
 
 // ContainerEventType says what happened to a container.
 type ContainerEventType int

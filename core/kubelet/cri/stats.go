@@ -23,9 +23,11 @@ type ContainerStats struct {
 	// ThrottledNanoSeconds is how long the CPU limit kept the guest from
 	// running (cpu.stat's throttled_time).
 	ThrottledNanoSeconds uint64
-	// WorkingSetBytes is the guest's memory: its linear memory's size while
-	// it runs, 0 once it has exited. (A plain, uninstrumented module reports
-	// its initial memory: its growth is not seen.)
+	// WorkingSetBytes is the container's memory: the linear memory of its
+	// running instances together (its own process, execs, spawned
+	// programs), as a cgroup's memory.current counts all its processes; 0
+	// once it has exited. (A plain, uninstrumented module reports its
+	// initial memory: its growth is not seen.)
 	WorkingSetBytes uint64
 }
 
@@ -68,7 +70,7 @@ func (c *container) stats() ContainerStats {
 	s.UsageCoreNanoSeconds = uint64(g.cpu.Load() + c.execCPU.Load())
 	s.ThrottledNanoSeconds = uint64(g.throttled.Load())
 	if c.state == ContainerRunning {
-		s.WorkingSetBytes = uint64(g.pages.Load()) * wasmPageSize
+		s.WorkingSetBytes = uint64(max(c.memPages.Load(), 0)) * wasmPageSize
 	}
 	now := mono()
 	if prev := c.lastStats; prev.at != 0 && now > prev.at && s.UsageCoreNanoSeconds >= prev.cpu {
@@ -76,4 +78,21 @@ func (c *container) stats() ContainerStats {
 	}
 	c.lastStats = statsSample{at: now, cpu: s.UsageCoreNanoSeconds}
 	return s
+}
+
+// WorkingSetBytes is a container's memory now (ContainerStats'
+// WorkingSetBytes), read without taking a CPU sample, so the eviction
+// manager's reads do not shorten `kubectl top`'s CPU window; 0 for an
+// unknown or stopped container.
+func (r *Runtime) WorkingSetBytes(id string) uint64 {
+	c, err := r.get(id)
+	if err != nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != ContainerRunning {
+		return 0
+	}
+	return uint64(max(c.memPages.Load(), 0)) * wasmPageSize
 }

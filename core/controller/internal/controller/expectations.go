@@ -77,6 +77,16 @@ func (e *Expectations) ExpectDeletions(key string, podKeys []string) {
 	e.items[key] = &expectation{del: s.Len(), deleting: s, timestamp: e.clock.Now()}
 }
 
+// Expect records creations and deletions made in one sync together (the
+// DaemonSet controller deletes old pods and creates new ones at once);
+// calling ExpectCreations then ExpectDeletions would forget the first.
+func (e *Expectations) Expect(key string, creations int, deletions []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := sets.New(deletions...)
+	e.items[key] = &expectation{add: creations, del: s.Len(), deleting: s, timestamp: e.clock.Now()}
+}
+
 // CreationObserved lowers key's expected creations by one: the informer saw
 // a pod appear, or a create failed and will never be seen.
 func (e *Expectations) CreationObserved(key string) {

@@ -1,0 +1,115 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/utils/clock"
+
+	"github.com/kubetab/kubetab/core/client"
+	"github.com/kubetab/kubetab/core/controller/daemon"
+	"github.com/kubetab/kubetab/core/controller/deployment"
+	"github.com/kubetab/kubetab/core/controller/disruption"
+	"github.com/kubetab/kubetab/core/controller/endpoint"
+	"github.com/kubetab/kubetab/core/controller/endpointslice"
+	"github.com/kubetab/kubetab/core/controller/garbagecollector"
+	"github.com/kubetab/kubetab/core/controller/job"
+	"github.com/kubetab/kubetab/core/controller/namespace"
+	"github.com/kubetab/kubetab/core/controller/nodelifecycle"
+	"github.com/kubetab/kubetab/core/controller/nodelifecycle/tainteviction"
+	"github.com/kubetab/kubetab/core/controller/podgc"
+	"github.com/kubetab/kubetab/core/controller/replicaset"
+	"github.com/kubetab/kubetab/core/controller/replication"
+	"github.com/kubetab/kubetab/core/controller/rootcacertpublisher"
+	"github.com/kubetab/kubetab/core/controller/serviceaccount"
+	"github.com/kubetab/kubetab/core/controller/statefulset"
+)
+
+// controller is what the controller manager needs of a controller: Run
+// until ctx is done, and say when its caches hold their first lists.
+type controller interface {
+	Run(ctx context.Context) error
+	HasSynced() bool
+}
+
+// controllerDescriptor is one controller of kube-controller-manager: its
+// name (as --controllers knows it) and how to build it from its client
+// (user agent: the controller's component name) and the cluster's clock.
+// Upstream: cmd/kube-controller-manager/app/controller_descriptor.go and
+// the table in NewControllerDescriptors.
+type controllerDescriptor struct {
+	name string
+	// agent is the user agent (and event source) of the controller's client.
+	agent string
+	new   func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error)
+}
+
+// controllerDescriptors is kube-controller-manager's table, the controllers
+// kubetab runs, in start order.
+var controllerDescriptors = []controllerDescriptor{
+	{"deployment-controller", "deployment-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return deployment.New(deployment.Config{Client: c, Clock: clk})
+	}},
+	{"replicaset-controller", replicaset.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return replicaset.New(replicaset.Config{Client: c, Clock: clk})
+	}},
+	{"garbage-collector-controller", "generic-garbage-collector", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return garbagecollector.New(garbagecollector.Config{Client: c, Clock: clk})
+	}},
+	{"namespace-controller", namespace.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return namespace.New(namespace.Config{Client: c, Clock: clk})
+	}},
+	{"node-lifecycle-controller", nodelifecycle.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return nodelifecycle.New(nodelifecycle.Config{Client: c, Clock: clk})
+	}},
+	{"taint-eviction-controller", tainteviction.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return tainteviction.New(tainteviction.Config{Client: c, Clock: clk})
+	}},
+	{"job-controller", job.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return job.New(job.Config{Client: c, Clock: clk})
+	}},
+	{"endpoints-controller", endpoint.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return endpoint.New(endpoint.Config{Client: c, Clock: clk})
+	}},
+	{"endpointslice-controller", endpointslice.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return endpointslice.New(endpointslice.Config{Client: c, Clock: clk})
+	}},
+	{"disruption-controller", disruption.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return disruption.New(disruption.Config{Client: c, Clock: clk})
+	}},
+	{"pod-garbage-collector-controller", podgc.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return podgc.New(podgc.Config{Client: c, Clock: clk})
+	}},
+	{"root-ca-certificate-publisher-controller", rootcacertpublisher.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return rootcacertpublisher.New(rootcacertpublisher.Config{Client: c, Clock: clk})
+	}},
+	{"serviceaccount-controller", serviceaccount.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return serviceaccount.New(serviceaccount.Config{Client: c, Clock: clk})
+	}},
+	{"serviceaccount-token-controller", serviceaccount.TokensComponent, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return serviceaccount.NewTokens(serviceaccount.TokensConfig{Client: c, Clock: clk})
+	}},
+	{"daemonset-controller", daemon.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return daemon.New(daemon.Config{Client: c, Clock: clk})
+	}},
+	{"statefulset-controller", statefulset.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return statefulset.New(statefulset.Config{Client: c, Clock: clk})
+	}},
+	{"replicationcontroller-controller", replication.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return replication.New(replication.Config{Client: c, Clock: clk})
+	}},
+}
+
+// newControllers builds every controller of the table; an error names the
+// controller that failed.
+func (c *Cluster) newControllers(clk clock.WithTickerAndDelayedExecution) ([]controller, error) {
+	out := make([]controller, 0, len(controllerDescriptors))
+	for _, d := range controllerDescriptors {
+		ctl, err := d.new(c.Client(d.agent), clk)
+		if err != nil {
+			return nil, fmt.Errorf("error starting %q: %w", d.name, err)
+		}
+		out = append(out, ctl)
+	}
+	return out, nil
+}
