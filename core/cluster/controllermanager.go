@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetab/kubetab/core/client"
+	"github.com/kubetab/kubetab/core/controller/cronjob"
 	"github.com/kubetab/kubetab/core/controller/daemon"
 	"github.com/kubetab/kubetab/core/controller/deployment"
 	"github.com/kubetab/kubetab/core/controller/disruption"
@@ -67,6 +68,9 @@ var controllerDescriptors = []controllerDescriptor{
 	}},
 	{"job-controller", job.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return job.New(job.Config{Client: c, Clock: clk})
+	}},
+	{"cronjob-controller", cronjob.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return cronjob.New(cronjob.Config{Client: c, Clock: clk})
 	}},
 	{"endpoints-controller", endpoint.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return endpoint.New(endpoint.Config{Client: c, Clock: clk})

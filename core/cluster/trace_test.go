@@ -140,7 +140,7 @@ func TestStartWaitsForCaches(t *testing.T) {
 	for _, want := range [][2]string{
 		{"deployment-controller", "deployments.apps"}, {"deployment-controller", "replicasets.apps"}, {"deployment-controller", "pods"},
 		{"replicaset-controller", "replicasets.apps"}, {"replicaset-controller", "pods"},
-		{"job-controller", "jobs.batch"}, {"endpointslice-controller", "services"},
+		{"job-controller", "jobs.batch"}, {"cronjob-controller", "cronjobs.batch"}, {"cronjob-controller", "jobs.batch"}, {"endpointslice-controller", "services"},
 		{"kube-scheduler", "pods"}, {"kube-scheduler", "nodes"},
 		{"kubelet/node-1", "pods"}, {"kubelet/node-2", "pods"}, {"kubelet/node-3", "configmaps"},
 	} {
