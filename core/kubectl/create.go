@@ -92,7 +92,7 @@ func (s *session) newCreateCommand() *cobra.Command {
 	s.addValidateFlag(cmd)
 	pf.add(cmd)
 	cmd.AddCommand(s.newCreateDeploymentCommand(), s.newCreateNamespaceCommand(), s.newCreateConfigMapCommand(),
-		s.newCreateSecretCommand(), s.newCreateServiceCommand(), s.newCreateJobCommand(),
+		s.newCreateSecretCommand(), s.newCreateServiceCommand(), s.newCreateJobCommand(), s.newCreateCronJobCommand(),
 		s.newCreateServiceAccountCommand(), s.newCreatePDBCommand(), s.newCreatePriorityClassCommand())
 	return cmd
 }

@@ -426,4 +426,66 @@ func (s *session) newCreateJobCommand() *cobra.Command {
 	return cmd
 }
 
+// newCreateCronJobCommand is upstream's create_cronjob.go: a CronJob
+// whose Jobs run one container of image (with the command after --); the
+// restart policy defaults to OnFailure, and the API server judges the
+// schedule and the policy.
+func (s *session) newCreateCronJobCommand() *cobra.Command {
+	pf := &printFlags{}
+	var image, schedule, restart string
+	cmd := &cobra.Command{
+		Use:                   "cronjob NAME --image=image --schedule='0/5 * * * ?' -- [COMMAND] [args...]",
+		DisableFlagsInUseLine: true,
+		Aliases:               []string{"cj"},
+		Short:                 "Create a cron job with the specified name",
+		Long:                  "Create a cron job with the specified name.",
+		Example: `  # Create a cron job
+  kubectl create cronjob my-job --image=busybox --schedule="*/1 * * * *"
+
+  # Create a cron job with a command
+  kubectl create cronjob my-job --image=busybox --schedule="*/1 * * * *" -- date`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := nameFromArgs(cmd, args)
+			if err != nil {
+				return err
+			}
+			var command []string
+			if len(args) > 1 {
+				command = args[1:]
+			}
+			if image == "" {
+				return errors.New("--image must be specified")
+			}
+			if schedule == "" {
+				return errors.New("--schedule must be specified")
+			}
+			if restart == "" {
+				restart = string(corev1.RestartPolicyOnFailure)
+			}
+			cj := &batchv1.CronJob{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: batchv1.CronJobSpec{
+					Schedule: schedule,
+					JobTemplate: batchv1.JobTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Name: name},
+						Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+							Containers:    []corev1.Container{{Name: name, Image: image, Command: command}},
+							RestartPolicy: corev1.RestartPolicy(restart),
+						}}},
+					},
+				},
+			}
+			return s.createGenerated(cronJobsResource, cj, pf, func(err error) error { return fmt.Errorf("failed to create cronjob: %v", err) })
+		},
+	}
+	cmd.Flags().StringVar(&image, "image", "", "Image name to run.")
+	cmd.Flags().StringVar(&schedule, "schedule", "", "A schedule in the Cron format the job should be run with.")
+	cmd.Flags().StringVar(&restart, "restart", "", "job's restart policy. supported values: OnFailure, Never")
+	_ = cmd.MarkFlagRequired("image")
+	_ = cmd.MarkFlagRequired("schedule")
+	pf.add(cmd)
+	return cmd
+}
+
 func ptrTo[T any](v T) *T { return &v }

@@ -142,6 +142,11 @@ func TestCreateGenerators(t *testing.T) {
 		"create job once",
 		"create job once --from=cronjob/x -- echo",
 		"create job once --from=deployment/web",
+		"create cronjob tick --image=hello --schedule='*/1 * * * *' --dry-run=client -o yaml -- /bin/hello --once",
+		"create cj tick --image=hello --schedule='@hourly' --restart=Never --dry-run=client -o jsonpath={.spec.jobTemplate.spec.template.spec.restartPolicy}",
+		"create cronjob tick",
+		"create cronjob tick --image=hello",
+		"create cronjob tick --image=hello --schedule=''",
 	))
 	if w := e.takeWrites(); len(w) != 0 {
 		t.Errorf("dry runs and bad input sent writes: %v", w)
