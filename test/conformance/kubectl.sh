@@ -148,6 +148,13 @@ check "get secret data is base64" 0 '^czNjcmV0$' -- get secret creds -o 'jsonpat
 check "create service clusterip" 0 '^service/front created$' -- create service clusterip front --tcp=80:8080
 check "get service" 0 '^front +ClusterIP +[0-9.]+ +<none> +80/TCP' -- get service front
 check "create job" 0 '^job.batch/once created$' -- create job once --image=hello
+check "create cronjob" 0 '^cronjob.batch/tick created$' -- create cronjob tick --image=hello --schedule='*/1 * * * *'
+check "get cronjob" 0 '^tick +\*/1 \* \* \* \* +<none> +False +0 +<none> +[0-9]+s$' -- get cronjob tick
+check "create cronjob without --schedule" 1 'required flag\(s\) \\?"schedule\\?" not set' -- create cronjob nosched --image=hello
+check "create cronjob bad schedule" 1 '^error: failed to create cronjob: CronJob.batch "bad" is invalid: spec.schedule' -- create cronjob bad --image=hello --schedule='not a schedule'
+check "create job --from=cronjob" 0 '^job.batch/manual created$' -- create job manual --from=cronjob/tick
+# The CronJob controller sees a Job it controls but did not start (upstream warns the same).
+until_ok 30 "cronjob-controller: UnexpectedJob" '^Saw a job that the controller did not create or forgot: manual$' -- get events --field-selector reason=UnexpectedJob -o 'jsonpath={.items[0].message}'
 check "create -f malformed YAML" 1 'error converting YAML to JSON|error parsing' -- create -f "$work/bad.yaml"
 check "create --validate=strict unknown field" 1 'unknown field "spec"' -- create --validate=strict -f "$work/unknown-field.yaml"
 
