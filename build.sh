@@ -22,7 +22,8 @@
 #                      runs are most of the time); KUBETAB_BENCH_GO=0 skips the Go
 #                      benchmarks, KUBETAB_BENCH_SOAK=0 the classroom-hour soak (native
 #                      and Node: heap after ten minutes and at the end). Then the saved
-#                      cluster of 300 pods in Chromium (save, restore, reload to Running).
+#                      cluster of 300 pods in Chromium (save, restore, reload to Running)
+#                      and the Flow tab live while 200 pods start (TestFlowBench).
 #
 # Go modules come from the Go module proxy and npm packages from the npm
 # registry (site/package-lock.json); everything else is a Debian package,
@@ -258,6 +259,10 @@ cmd_bench() {
     KUBETAB_BENCH_BASE=${base_dir:+$base_dir/bin/kubetab} \
     go test -count=1 -timeout 90m -run '^TestBenchTable$' -v ./test/browser/ |
     grep -E '^\||round [0-9]+|kubetab in headless|FAIL|^ok|panic'
+  log "headless Chromium: the Flow tab live while 200 pods are created (3 rounds: main-thread long tasks)"
+  KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_BENCH_RUNS=3 \
+    go test -count=1 -timeout 30m -run '^TestFlowBench$' -v ./test/browser/ |
+    grep -E 'round [0-9]+:|Flow tab live|FAIL|ok'
   log "headless Chromium: the saved cluster of 300 pods (3 rounds)"
   KUBETAB_BIN="$ROOT/bin/kubetab" KUBETAB_BENCH_RUNS=3 \
     go test -count=1 -timeout 30m -run '^TestRestoreTime$' -v ./test/browser/ |

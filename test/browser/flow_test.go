@@ -140,10 +140,18 @@ func TestFlowDiagram(t *testing.T) {
 		"replicaset-controller", // told by watch
 		"YAML at revision",
 		"name: web",
+		"This write created the object", // no earlier version to compare
 	} {
 		if !strings.Contains(detail, want) {
 			t.Errorf("the hop's detail has no %q:\n%s", want, detail)
 		}
+	}
+	// A binding writes the pod again: its detail shows what changed, the
+	// node the scheduler chose, against the version before.
+	_ = eval[bool](t, ctx, `[...document.querySelectorAll('[data-view=flow] .flow-list li')].find(li => li.textContent.includes('kube-scheduler → kube-apiserver') && li.textContent.includes('binding')).click(), true`)
+	waitJS(t, ctx, "the binding's change: + nodeName", `(p => p && /^\+ +nodeName: node-\d/m.test(p.textContent))(document.querySelector('[data-view=flow] .flow-detail pre.flow-diff'))`, 30*time.Second)
+	if title := eval[string](t, ctx, `document.querySelector('[data-view=flow] .flow-detail .flow-diff-title').textContent`); !strings.Contains(title, "What this write changed (from revision ") {
+		t.Errorf("the change's title is %q", title)
 	}
 
 	// Follow web: only its hops and its descendants', from its creation.

@@ -27,6 +27,8 @@ import {
   requestLine, objectPath, storeKeyName, toYAML, baseResource,
 } from './hops.js';
 import { HopStream } from './stream.js';
+import { diffLines, hunks } from '../store/diff.js'; // the Store view's line diff
+import '../store/store.css'; // its diff colours (.dl-add, .dl-del ...)
 import { Diagram } from './diagram.js';
 
 // node-2 before node-10; one collator (localeCompare with options makes one per call).
@@ -100,6 +102,10 @@ addStrings({
     'flow.detail.nobody': 'no watcher in the window',
     'flow.detail.detail': 'Detail',
     'flow.detail.yaml.at': 'YAML at revision {rev}',
+    'flow.detail.diff': 'What this write changed (from revision {prev})',
+    'flow.detail.diff.created': 'This write created the object: there is no earlier version.',
+    'flow.detail.diff.gone': 'The version before this write is no longer in the store\'s history.',
+    'flow.detail.folded': '… {n} unchanged lines',
     'flow.detail.yaml.now': 'YAML now',
     'flow.detail.yaml.loading': 'Loading…',
     'flow.detail.yaml.gone': 'Not in the store any more ({status}).',
@@ -187,6 +193,10 @@ addStrings({
     'flow.detail.nobody': 'ウィンドウ内に watch している先はありません',
     'flow.detail.detail': '詳細',
     'flow.detail.yaml.at': 'リビジョン {rev} の YAML',
+    'flow.detail.diff': 'この書き込みで変わったところ（リビジョン {prev} から）',
+    'flow.detail.diff.created': 'この書き込みでオブジェクトが作成されました。以前の版はありません。',
+    'flow.detail.diff.gone': 'この書き込みの前の版は、もうストアの履歴に残っていません。',
+    'flow.detail.folded': '… 変更のない {n} 行',
     'flow.detail.yaml.now': '現在の YAML',
     'flow.detail.yaml.loading': '読み込み中…',
     'flow.detail.yaml.gone': 'もうストアにはありません（{status}）。',
@@ -783,6 +793,7 @@ export function mount(root, ctx) {
           if (token !== detailToken) return;
           if (v && v.value) {
             pre.textContent = toYAML(v.value);
+            showChange(hist.revisions || [], v, w.rev, heading, token);
             return;
           }
         }
@@ -791,6 +802,40 @@ export function mount(root, ctx) {
       }
       await now();
     })().catch((err) => { if (token === detailToken) pre.textContent = String(err.message || err); });
+  }
+
+  // What this write changed: a line diff of the object's YAML against the
+  // key's version before it (the store's history), the changed lines with
+  // two around them, before the whole YAML.
+  function showChange(revisions, v, rev, before, token) {
+    if (token !== detailToken) return;
+    const prev = revisions.filter((x) => x.modRevision < rev).sort((a, b) => b.modRevision - a.modRevision)[0];
+    const title = h('h5', { class: 'flow-diff-title' });
+    const out = h('pre', { class: 'flow-diff' });
+    if (v.createRevision === rev || (prev && prev.type === 'DELETE')) {
+      title.textContent = t('flow.detail.diff.created');
+      out.hidden = true;
+    } else if (!prev || !prev.value) {
+      title.textContent = t('flow.detail.diff.gone');
+      out.hidden = true;
+    } else {
+      title.textContent = t('flow.detail.diff', { prev: prev.modRevision });
+      const lines = hunks(diffLines(toYAML(prev.value), toYAML(v.value)), 2);
+      const frag = document.createDocumentFragment();
+      for (const l of lines) {
+        const span = document.createElement('span');
+        if (l.op === '…') {
+          span.className = 'dl-fold';
+          span.textContent = `${t('flow.detail.folded', { n: l.count })}\n`;
+        } else {
+          span.className = l.op === '+' ? 'dl-add' : l.op === '-' ? 'dl-del' : 'dl-same';
+          span.textContent = `${l.op} ${l.line}\n`;
+        }
+        frag.append(span);
+      }
+      out.append(frag);
+    }
+    before.before(title, out);
   }
 
   function nodeFromDecision(hp) {
