@@ -212,15 +212,33 @@ func chromedpNavigate(ctx context.Context, url string) error {
 }
 
 // waitJS polls a JavaScript expression until it is truthy, or fails the test
-// at the deadline (showing the console's text).
+// at the deadline (showing the console's text). An expression may give a
+// Promise: its value is what counts (chromedp's in-page Poll would take the
+// Promise itself as true and return at once).
 func waitJS(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
 	t.Helper()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+expr+")",
-		chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(50*time.Millisecond)))
-	if err != nil {
-		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`window.kubetab ? kubetab.consoleText().trimEnd() : document.body.innerText`))
-		t.Fatalf("waiting for %s: %v\nconsole:\n%s", what, err, text)
+	deadline := time.Now().Add(timeout)
+	check := "(async () => !!(await (" + expr + ")))()"
+	var last error
+	for {
+		// A Promise that never settles must not outlast the deadline.
+		cctx, cancel := context.WithDeadline(ctx, deadline.Add(time.Second))
+		ok, err := chromedp.Run(cctx, chromedp.Evaluate[bool](check, chromedp.EvalAwaitPromise))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		last = err
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
+	text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`window.kubetab ? kubetab.consoleText().trimEnd() : document.body.innerText`))
+	if last == nil {
+		last = fmt.Errorf("still false after %v", timeout)
+	}
+	t.Fatalf("waiting for %s: %v\nconsole:\n%s", what, last, text)
 }
 
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
