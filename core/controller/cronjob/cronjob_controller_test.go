@@ -43,8 +43,13 @@ func newEnv(t *testing.T) *env {
 		jobs:     client.For[*batchv1.Job](e.Client, "batch", "jobs")}
 }
 
-// at sets the clock to base + d (it never goes back).
+// at sets the clock to base + d (it never goes back). It first gives the
+// controller's informers a moment of real time: a fake minute passes in no
+// time, and a controller whose cache has not yet seen the CronJob's own
+// status write (status.active) would start the next Job as if none were
+// running (under GOOS=js, one thread, TestForbid ran a second Job so).
 func (e *env) at(d time.Duration) {
+	time.Sleep(100 * time.Millisecond)
 	if t := base.Add(d); t.After(e.Clock.Now()) {
 		e.Clock.SetTime(t)
 	}
