@@ -1,40 +1,15 @@
 package kubectl_test
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
-
-	"github.com/kubetab/kubetab/core/cluster"
-	"github.com/kubetab/kubetab/core/kubectl"
-	"github.com/kubetab/kubetab/wasm/images"
 )
 
 // TestExecTypeName: `kubectl exec TYPE/NAME` runs in the first pod of the
 // workload, and without -c in the first container, saying so when the pod
 // has others (upstream attachablePodForObject, FindOrDefaultContainerByName).
 func TestExecTypeName(t *testing.T) {
-	c, err := cluster.New(cluster.Config{Images: images.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tr := kubectl.InProcessTransport(c.Handler())
-	run := func(line string) (string, string, int) {
-		t.Helper()
-		args, err := kubectl.SplitWords(line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out, errb bytes.Buffer
-		code := kubectl.Run(ctx, args, kubectl.IOStreams{Out: &out, ErrOut: &errb}, tr)
-		return out.String(), errb.String(), code
-	}
+	run := startCluster(t)
 	for _, line := range []string{
 		"create deployment x --image=web",
 		`run two --image=web --overrides='{"spec":{"containers":[{"name":"a","image":"web"},{"name":"b","image":"web"}]}}'`,

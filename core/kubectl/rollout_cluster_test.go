@@ -1,42 +1,17 @@
 package kubectl_test
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/kubetab/kubetab/core/cluster"
-	"github.com/kubetab/kubetab/core/kubectl"
-	"github.com/kubetab/kubetab/wasm/images"
 )
 
 // TestRolloutRevisionsOnCluster: rollout status, history and undo of a
 // DaemonSet and a StatefulSet, whose history is ControllerRevisions, with
 // upstream's texts.
 func TestRolloutRevisionsOnCluster(t *testing.T) {
-	c, err := cluster.New(cluster.Config{Images: images.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tr := kubectl.InProcessTransport(c.Handler())
-	run := func(line string) (string, string, int) {
-		t.Helper()
-		args, err := kubectl.SplitWords(line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out, errb bytes.Buffer
-		code := kubectl.Run(ctx, args, kubectl.IOStreams{Out: &out, ErrOut: &errb}, tr)
-		return out.String(), errb.String(), code
-	}
+	run := startCluster(t)
 	dir := t.TempDir()
 	manifest := func(kind, name, extra string) string {
 		p := filepath.Join(dir, name+".yaml")

@@ -1,15 +1,9 @@
 package kubectl_test
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kubetab/kubetab/core/cluster"
-	"github.com/kubetab/kubetab/core/kubectl"
-	"github.com/kubetab/kubetab/wasm/images"
 )
 
 // TestRunExposeOnCluster: kubectl run and expose against a whole cluster,
@@ -17,26 +11,7 @@ import (
 // log follow ends when the container exits, and the endpoints controllers
 // fill in the exposed service (TestRunAttach plays those parts by hand).
 func TestRunExposeOnCluster(t *testing.T) {
-	c, err := cluster.New(cluster.Config{Images: images.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tr := kubectl.InProcessTransport(c.Handler())
-	run := func(line string) (string, string, int) {
-		t.Helper()
-		args, err := kubectl.SplitWords(line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out, errb bytes.Buffer
-		code := kubectl.Run(ctx, args, kubectl.IOStreams{Out: &out, ErrOut: &errb}, tr)
-		return out.String(), errb.String(), code
-	}
+	run := startCluster(t)
 
 	// run -i attaches to the container's process: its output from then on
 	// (the greeting may come before, as upstream), then its exit.
