@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -696,4 +697,22 @@ func TestBusyGuests(t *testing.T) {
 	if *c.Code != 0 {
 		t.Fatalf("delete: %q", c.Output)
 	}
+}
+
+// shot saves the page as drawn after two animation frames to path, a PNG,
+// for a person to look at (the screenshot tests, with KUBETAB_SHOTS).
+func shot(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("saved %s", path)
 }

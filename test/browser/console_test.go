@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -186,6 +187,28 @@ func TestConsoleKeys(t *testing.T) {
 	if cols := eval[int](t, ctx, `kubetab.console.term.cols`); cols <= eval[int](t, ctx, `kubetab.console.viewCols`) {
 		t.Errorf("the terminal did not widen: %d columns", cols)
 	}
+	// The phone's on-screen keyboard: the visual viewport shrinks to the
+	// part above it while the layout stays (pinch zoom shrinks it the same
+	// way, so a page scale of 2 stands for a keyboard over the lower half).
+	// The prompt's row must stay inside what is visible, after the
+	// keyboard comes up and after a line runs.
+	cursorVisible := `(() => {
+		const t = kubetab.console.term, vv = window.visualViewport;
+		const cell = t._core._renderService.dimensions.css.cell.height;
+		const top = t.element.querySelector('.xterm-screen').getBoundingClientRect().top;
+		const bottom = top + (t.buffer.active.cursorY + 1) * cell;
+		return vv.height < innerHeight - 80 && bottom <= vv.offsetTop + vv.height + 1 && bottom - cell >= vv.offsetTop - 1;
+	})()`
+	mustType(t, ctx, "kubectl get nodes")
+	if _, err := chromedp.Call(ctx, emulation.SetPageScaleFactor, emulation.SetPageScaleFactorParams{PageScaleFactor: 2}); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the prompt above the keyboard", cursorVisible, 10*time.Second)
+	mustType(t, ctx, "kubectl get pods")
+	waitJS(t, ctx, "the prompt above the keyboard after a command", cursorVisible, 10*time.Second)
+	if _, err := chromedp.Call(ctx, emulation.SetPageScaleFactor, emulation.SetPageScaleFactorParams{PageScaleFactor: 1}); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1360, 860)); err != nil {
 		t.Fatal(err)
 	}
@@ -211,6 +234,13 @@ func TestConsoleKeys(t *testing.T) {
 	c = mustType(t, ctx, "cat pasted.yaml")
 	if c.Output != "kind: ConfigMap\n\tindented: yes\n" {
 		t.Errorf("the pasted file holds %q", c.Output)
+	}
+
+	// A CronJob on Tokyo time: the tab's Go carries the zone database
+	// (time/tzdata), which a browser does not give it.
+	mustType(t, ctx, `kubectl create cronjob tokyo --image=hello --schedule="0 9 * * *"`)
+	if c := mustType(t, ctx, `kubectl patch cronjob tokyo -p '{"spec":{"timeZone":"Asia/Tokyo"}}'`); c.Output != "cronjob.batch/tokyo patched\n" {
+		t.Errorf("timeZone Asia/Tokyo: %q", c.Output)
 	}
 
 	// Colours: "No resources found" is plain, an error is red.
@@ -292,10 +322,8 @@ func TestConsoleScreenshots(t *testing.T) {
 	for _, lang := range []string{"en", "ja"} {
 		t.Run(lang, func(t *testing.T) {
 			ctx, _ := newBrowser(t)
-			openSite(t, ctx, siteURL)
-			if lang == "ja" {
-				click(t, ctx, "#lang")
-			}
+			// ?lang=ja gives a Japanese learner's first view (the welcome too).
+			openSite(t, ctx, siteURL+"?lang="+lang)
 			mustType(t, ctx, "kubectl create deployment web --image=hello --replicas=3")
 			waitJS(t, ctx, "three pods running", `(async () => {
 				const r = await kubetab.cluster.fetch('/api/v1/namespaces/default/pods');
@@ -314,16 +342,7 @@ func TestConsoleScreenshots(t *testing.T) {
 				pressTab(t, ctx)
 				pressTab(t, ctx)
 				waitLine(t, ctx, "the Tab list", `kubetab.consoleText().includes('deployments.apps')`)
-				waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
-				png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-				if err != nil {
-					t.Fatal(err)
-				}
-				path := filepath.Join(dir, fmt.Sprintf("console-%s-%dx%d.png", lang, s.w, s.h))
-				if err := os.WriteFile(path, png, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("saved %s", path)
+				shot(t, ctx, filepath.Join(dir, fmt.Sprintf("console-%s-%dx%d.png", lang, s.w, s.h)))
 				ctrl(t, ctx, "u")
 			}
 		})

@@ -14,9 +14,9 @@ import (
 
 // openEditor opens the site and its Editor tab, and waits for CodeMirror
 // (loaded when the tab first opens).
-func openEditor(t *testing.T, ctx context.Context) {
+func openEditor(t *testing.T, ctx context.Context, query ...string) {
 	t.Helper()
-	openSite(t, ctx, siteURL)
+	openSite(t, ctx, siteURL+strings.Join(query, ""))
 	_ = eval[bool](t, ctx, `window.__longTasks = [], new PerformanceObserver(l => l.getEntries().forEach(e => __longTasks.push(e.duration))).observe({type: 'longtask'}), true`)
 	click(t, ctx, `[data-view-tab="editor"]`)
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!(window.kubetab.editor && window.kubetabCM)`, chromedp.WithPollingTimeout(60*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
@@ -252,10 +252,7 @@ func TestEditorScreenshots(t *testing.T) {
 	for _, lang := range []string{"en", "ja"} {
 		t.Run(lang, func(t *testing.T) {
 			ctx, _ := newBrowser(t)
-			openEditor(t, ctx)
-			if lang == "ja" {
-				click(t, ctx, "#lang")
-			}
+			openEditor(t, ctx, "?lang="+lang)
 			waitJS(t, ctx, "the progress bar to fade out", `document.querySelector('#loader').hidden`, 30*time.Second)
 			newFromTemplate(t, ctx, "Deployment", "deployment.yaml")
 			editText(t, ctx, `s.replace('  replicas: 2', '  replicas: -1')`)
@@ -269,16 +266,7 @@ func TestEditorScreenshots(t *testing.T) {
 				if s.w < 600 {
 					_ = eval[bool](t, ctx, `document.querySelector('[data-view="editor"]').scrollIntoView(), true`)
 				}
-				waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
-				png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-				if err != nil {
-					t.Fatal(err)
-				}
-				path := filepath.Join(dir, fmt.Sprintf("editor-%s-%dx%d.png", lang, s.w, s.h))
-				if err := os.WriteFile(path, png, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("saved %s", path)
+				shot(t, ctx, filepath.Join(dir, fmt.Sprintf("editor-%s-%dx%d.png", lang, s.w, s.h)))
 			}
 		})
 	}

@@ -92,16 +92,7 @@ func TestEmbed(t *testing.T) {
 			if err := chromedp.Do(ctx, chromedp.EmulateViewport(sz.w, sz.h)); err != nil {
 				t.Fatal(err)
 			}
-			waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
-			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, fmt.Sprintf("embed-%dx%d.png", sz.w, sz.h))
-			if err := os.WriteFile(path, png, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("saved %s", path)
+			shot(t, ctx, filepath.Join(dir, fmt.Sprintf("embed-%dx%d.png", sz.w, sz.h)))
 		}
 	}
 	if foreign := proxy.foreign; len(foreign) > 0 {

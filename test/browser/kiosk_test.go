@@ -50,14 +50,7 @@ func TestKiosk(t *testing.T) {
 				if err := chromedp.Do(ctx, chromedp.EmulateViewport(sz[0], sz[1])); err != nil {
 					t.Fatal(err)
 				}
-				waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
-				png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("kiosk-%s-%dx%d.png", lang, sz[0], sz[1])), png, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				shot(t, ctx, filepath.Join(dir, fmt.Sprintf("kiosk-%s-%dx%d.png", lang, sz[0], sz[1])))
 			}
 		}
 		eval[bool](t, ctx, `(document.querySelector('#lang').click(), true)`)

@@ -309,23 +309,11 @@ func TestLessonScreenshots(t *testing.T) {
 	for _, lang := range []string{"en", "ja"} {
 		t.Run(lang, func(t *testing.T) {
 			ctx, _ := newBrowser(t)
-			shot := func(name string) {
+			save := func(name string) {
 				t.Helper()
-				waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
-				png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-				if err != nil {
-					t.Fatal(err)
-				}
-				path := filepath.Join(dir, name+".png")
-				if err := os.WriteFile(path, png, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("saved %s", path)
+				shot(t, ctx, filepath.Join(dir, name+".png"))
 			}
-			openSite(t, ctx, siteURL+"#/lessons")
-			if lang == "ja" {
-				click(t, ctx, "#lang")
-			}
+			openSite(t, ctx, siteURL+"?lang="+lang+"#/lessons")
 			waitJS(t, ctx, "the progress bar to fade out", `document.querySelector('#loader').hidden`, 30*time.Second)
 			waitJS(t, ctx, "the course index", `document.querySelectorAll('#lesson .course a[data-lesson]').length > 0`, 30*time.Second)
 			first := eval[string](t, ctx, `document.querySelector('#lesson .course a[data-lesson]').dataset.lesson`)
@@ -333,7 +321,7 @@ func TestLessonScreenshots(t *testing.T) {
 				if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.w, s.h)); err != nil {
 					t.Fatal(err)
 				}
-				shot(fmt.Sprintf("index-%s-%dx%d", lang, s.w, s.h))
+				save(fmt.Sprintf("index-%s-%dx%d", lang, s.w, s.h))
 			}
 			if err := chromedp.Do(ctx, chromedp.EmulateViewport(sizes[0].w, sizes[0].h)); err != nil {
 				t.Fatal(err)
@@ -351,7 +339,7 @@ func TestLessonScreenshots(t *testing.T) {
 				if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.w, s.h)); err != nil {
 					t.Fatal(err)
 				}
-				shot(fmt.Sprintf("lesson-%s-%dx%d", lang, s.w, s.h))
+				save(fmt.Sprintf("lesson-%s-%dx%d", lang, s.w, s.h))
 			}
 		})
 	}

@@ -223,12 +223,8 @@ func TestObjectsScale(t *testing.T) {
 		t.Errorf("the group's edges to nodes count %d pods, want 100", sum)
 	}
 	if dir := os.Getenv("KUBETAB_SHOTS"); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err == nil {
-			waitJS(t, ctx, "the graph to stop moving", `!document.querySelector('[data-view=objects] .og-canvas[data-moving]')`, 20*time.Second)
-			if png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err == nil {
-				os.WriteFile(filepath.Join(dir, "objects-100-pods.png"), png, 0o644)
-			}
-		}
+		waitJS(t, ctx, "the graph to stop moving", `!document.querySelector('[data-view=objects] .og-canvas[data-moving]')`, 20*time.Second)
+		shot(t, ctx, filepath.Join(dir, "objects-100-pods.png"))
 	}
 	// Clicking the group draws every pod.
 	click(t, ctx, `[data-view=objects] [data-group^="ReplicaSet/default/big-"]`)
@@ -256,19 +252,11 @@ func TestObjectsScreenshots(t *testing.T) {
 	waitJS(t, ctx, "the old pods to go", `document.querySelectorAll('[data-view=objects] [data-object^="Pod/default/web-"]').length === 3
 	  && kubetab.cache.items('/api/v1/pods').size === 3`, 90*time.Second)
 	pod := eval[string](t, ctx, `document.querySelector('[data-view=objects] [data-object^="Pod/default/web-"]').dataset.object`)
-	shot := func(name string) {
+	save := func(name string) {
 		t.Helper()
 		waitJS(t, ctx, "the graph to stop moving", `!document.querySelector('[data-view=objects] .og-canvas[data-moving]')`, 20*time.Second)
 		waitJS(t, ctx, "two frames", `new Promise(r => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => r(true))), 300))`, 10*time.Second)
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, name+".png")
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("saved %s", path)
+		shot(t, ctx, filepath.Join(dir, name+".png"))
 	}
 	sizes := []struct{ w, h int64 }{{1440, 900}, {1280, 720}, {390, 844}}
 	for _, lang := range []string{"en", "ja"} {
@@ -283,18 +271,18 @@ func TestObjectsScreenshots(t *testing.T) {
 			if s.w < 860 {
 				_ = eval[bool](t, ctx, `document.querySelector('#views').scrollIntoView(), true`)
 			}
-			shot(fmt.Sprintf("objects-%s-%dx%d", lang, s.w, s.h))
+			save(fmt.Sprintf("objects-%s-%dx%d", lang, s.w, s.h))
 			click(t, ctx, fmt.Sprintf(`[data-view=objects] [data-object=%q]`, pod))
 			waitJS(t, ctx, "the YAML", `document.querySelector('[data-details-pane=yaml]').textContent.includes('kind: Pod')`, 30*time.Second)
 			if s.w < 860 {
 				_ = eval[bool](t, ctx, `document.querySelector('[data-details]').scrollIntoView(), true`)
 			}
-			shot(fmt.Sprintf("objects-pod-%s-%dx%d", lang, s.w, s.h))
+			save(fmt.Sprintf("objects-pod-%s-%dx%d", lang, s.w, s.h))
 			_ = eval[bool](t, ctx, `kubetab.views.show('events'), true`)
 			if s.w < 860 {
 				_ = eval[bool](t, ctx, `document.querySelector('#views').scrollIntoView(), true`)
 			}
-			shot(fmt.Sprintf("events-%s-%dx%d", lang, s.w, s.h))
+			save(fmt.Sprintf("events-%s-%dx%d", lang, s.w, s.h))
 		}
 	}
 }

@@ -253,14 +253,7 @@ func shots(t *testing.T, ctx context.Context, name string) {
 				t.Fatal(err)
 			}
 			_ = eval[bool](t, ctx, `(document.querySelector('[data-persist=menu]').open = true, true)`)
-			waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
-			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, fmt.Sprintf("persist-%s-%s-%dx%d.png", name, lang, s.w, s.h))
-			os.WriteFile(path, png, 0o644)
-			t.Logf("saved %s", path)
+			shot(t, ctx, filepath.Join(dir, fmt.Sprintf("persist-%s-%s-%dx%d.png", name, lang, s.w, s.h)))
 		}
 	}
 	_ = eval[bool](t, ctx, `(document.documentElement.lang !== 'en' && document.querySelector('#lang').click(), document.querySelector('[data-persist=menu]').open = false, true)`)

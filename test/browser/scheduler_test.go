@@ -45,16 +45,7 @@ func viewShots(t *testing.T, ctx context.Context, name, focus string) {
 				if (el && innerWidth <= 860) window.scrollTo(0, el.getBoundingClientRect().top + scrollY - 8);
 				return true;
 			})()`, focus, focus))
-			waitJS(t, ctx, "two frames", `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, 10*time.Second)
-			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, fmt.Sprintf("%s-%s-%dx%d.png", name, lang, s.w, s.h))
-			if err := os.WriteFile(path, png, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("saved %s", path)
+			shot(t, ctx, filepath.Join(dir, fmt.Sprintf("%s-%s-%dx%d.png", name, lang, s.w, s.h)))
 		}
 	}
 	if eval[string](t, ctx, `document.documentElement.lang`) != "en" {

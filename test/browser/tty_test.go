@@ -64,10 +64,7 @@ func TestConsoleTerminal(t *testing.T) {
 		}
 		t.Run(lang, func(t *testing.T) {
 			ctx, _ := newBrowser(t)
-			openSite(t, ctx, siteURL)
-			if lang == "ja" {
-				click(t, ctx, "#lang")
-			}
+			openSite(t, ctx, siteURL+"?lang="+lang)
 			_ = eval[bool](t, ctx, `window.__longTasks = [], new PerformanceObserver(l => l.getEntries().forEach(e => __longTasks.push(e.duration))).observe({type: 'longtask'}), true`)
 			for _, line := range []string{
 				"kubectl create deployment web --image=web",
@@ -169,15 +166,7 @@ func saveShots(t *testing.T, ctx context.Context, dir, name string) {
 		}
 		time.Sleep(300 * time.Millisecond) // the terminal refits (a ResizeObserver)
 		_ = eval[bool](t, ctx, `kubetab.console.focus(), new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`)
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, fmt.Sprintf("%s-%dx%d.png", name, s.w, s.h))
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("saved %s", path)
+		shot(t, ctx, filepath.Join(dir, fmt.Sprintf("%s-%dx%d.png", name, s.w, s.h)))
 	}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1440, 900)); err != nil {
 		t.Fatal(err)

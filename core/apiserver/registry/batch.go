@@ -427,8 +427,9 @@ func validateSchedule(schedule string, allowTZ bool, tz *string, p *field.Path) 
 	return errs
 }
 
-// validateTimeZone accepts IANA zone names. (In the browser, Go knows only
-// UTC unless the program embeds time/tzdata.)
+// validateTimeZone accepts IANA zone names, as upstream's does: the zone
+// must load. (The browser build embeds time/tzdata for it: a tab has no
+// /usr/share/zoneinfo.)
 func validateTimeZone(tz *string, p *field.Path) field.ErrorList {
 	if tz == nil {
 		return nil
