@@ -227,7 +227,8 @@ const TRAIL = 4;
 // Milliseconds of work a frame spends taking in new hops before it leaves
 // the rest for the next frame.
 const BUDGET = 6;
-// Live, with more than BUSY hops still to draw, a frame every PACE ms.
+// Live, with more than BUSY hops still to draw, a frame every PACE ms (two
+// PACE with more than a hundred).
 const BUSY = 8;
 const PACE = 50;
 
@@ -446,7 +447,9 @@ export function mount(root, ctx) {
         if (n > 0) {
           n = Math.min(n, backlog);
           for (let i = 0; i < n; i++) addToEdges(edges, win.vis[++cursor]);
-          animateNext = n === 1 ? Math.min(900, 900 / r) : 0;
+          // The dot travels along a hop drawn alone at the learner's pace;
+          // catching up, the hops come too fast to follow one dot.
+          animateNext = n === 1 && backlog <= BUSY ? Math.min(900, 900 / r) : 0;
           dirty = true;
         }
       }
@@ -461,7 +464,8 @@ export function mount(root, ctx) {
       podsNow = null;
     }
     if (dirty) draw();
-    paceUntil = mode === 'live' && win.vis.length - 1 - cursor > BUSY ? now + PACE : 0;
+    const behind = win.vis.length - 1 - cursor;
+    paceUntil = mode === 'live' && behind > BUSY ? now + (behind > 100 ? 2 * PACE : PACE) : 0;
     if (!caughtUp || (mode !== 'paused' && cursor < win.vis.length - 1) || hopList.scrollPending()) schedule();
     else lastTick = 0;
   }
