@@ -91,9 +91,12 @@ export class Informer {
       buf += value;
       let nl;
       let changed = false;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
+      // Scan the lines in place and cut the buffer once: a chunk of a
+      // hundred pod events must not be copied once per event.
+      let start = 0;
+      while ((nl = buf.indexOf('\n', start)) >= 0) {
+        const line = buf.slice(start, nl).trim();
+        start = nl + 1;
         if (!line) continue;
         const ev = JSON.parse(line);
         const obj = ev.object || {};
@@ -110,6 +113,7 @@ export class Informer {
           changed = true;
         }
       }
+      buf = buf.slice(start);
       if (changed) this.onChange(this.items, this.state);
     }
   }

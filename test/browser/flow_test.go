@@ -51,8 +51,43 @@ window.__flow = {
     };
     return Object.entries(want).filter(([, ok]) => !ok).map(([k]) => k);
   },
+  // Every listed hop (the list has only the rows in sight in the DOM).
   rows() {
+    return kubetab.flow.rows();
+  },
+  // The rows in the DOM, as drawn.
+  drawnRows() {
     return [...document.querySelectorAll('[data-view=flow] .flow-list li')].map(li => li.querySelector('.who').textContent + ' ' + li.querySelector('.what').textContent);
+  },
+  // The number on the list's first row, scrolled to the top.
+  async firstNumber() {
+    const box = document.querySelector('[data-view=flow] .flow-scroll');
+    box.scrollTop = 0;
+    for (let frame = 0; frame < 120; frame++) {
+      await new Promise(r => requestAnimationFrame(r));
+      const li = [...box.querySelectorAll('li[data-seq]')].find(li => li.style.transform === 'translateY(0px)');
+      if (li) return li.querySelector('.n').textContent;
+    }
+    return '';
+  },
+  // Scroll the list to the first hop whose row has all of parts, as a
+  // learner would, and click its row.
+  async clickRow(...parts) {
+    const box = document.querySelector('[data-view=flow] .flow-scroll');
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const i = kubetab.flow.rows().findIndex(r => parts.every(p => r.includes(p)));
+      if (i < 0) return false;
+      box.scrollTop = Math.max(0, i * 34 - 40);
+      for (let frame = 0; frame < 10; frame++) {
+        await new Promise(r => requestAnimationFrame(r));
+        const li = [...box.querySelectorAll('li[data-seq]')].find(li => parts.every(p => li.textContent.includes(p)));
+        if (li) {
+          li.click();
+          return true;
+        }
+      }
+    }
+    return false;
   },
   set(sel, value) {
     const e = document.querySelector('[data-view=flow] ' + sel);
@@ -99,7 +134,7 @@ func TestFlowDiagram(t *testing.T) {
 	if len(rows) == 0 || !strings.HasPrefix(rows[0], "kubectl → kube-apiserver create deployments default/web") {
 		t.Fatalf("the first hop listed is %q, want kubectl's create", rows)
 	}
-	if n := eval[string](t, ctx, `document.querySelector('[data-view=flow] .flow-list li .n').textContent`); n != "1" {
+	if n := eval[string](t, ctx, `__flow.firstNumber()`); n != "1" {
 		t.Errorf("the first hop is numbered %q, want 1", n)
 	}
 	order := []string{
@@ -130,7 +165,9 @@ func TestFlowDiagram(t *testing.T) {
 	}
 
 	// Click the deployment controller's create: its detail.
-	_ = eval[bool](t, ctx, `[...document.querySelectorAll('[data-view=flow] .flow-list li')].find(li => li.textContent.includes('deployment-controller → kube-apiserver') && li.textContent.includes('create replicasets')).click(), true`)
+	if !eval[bool](t, ctx, `__flow.clickRow('deployment-controller → kube-apiserver', 'create replicasets')`) {
+		t.Fatalf("no row of the deployment controller's create to click:\n%s", strings.Join(eval[[]string](t, ctx, `__flow.rows()`), "\n"))
+	}
 	waitJS(t, ctx, "the hop's YAML", `document.querySelector('[data-view=flow] .flow-detail pre.yaml') && document.querySelector('[data-view=flow] .flow-detail pre.yaml').textContent.includes('kind: ReplicaSet')`, 30*time.Second)
 	detail := eval[string](t, ctx, `document.querySelector('[data-view=flow] .flow-detail').innerText`)
 	for _, want := range []string{
@@ -148,7 +185,9 @@ func TestFlowDiagram(t *testing.T) {
 	}
 	// A binding writes the pod again: its detail shows what changed, the
 	// node the scheduler chose, against the version before.
-	_ = eval[bool](t, ctx, `[...document.querySelectorAll('[data-view=flow] .flow-list li')].find(li => li.textContent.includes('kube-scheduler → kube-apiserver') && li.textContent.includes('binding')).click(), true`)
+	if !eval[bool](t, ctx, `__flow.clickRow('kube-scheduler → kube-apiserver', 'binding')`) {
+		t.Fatal("no row of a binding to click")
+	}
 	waitJS(t, ctx, "the binding's change: + nodeName", `(p => p && /^\+ +nodeName: node-\d/m.test(p.textContent))(document.querySelector('[data-view=flow] .flow-detail pre.flow-diff'))`, 30*time.Second)
 	if title := eval[string](t, ctx, `document.querySelector('[data-view=flow] .flow-detail .flow-diff-title').textContent`); !strings.Contains(title, "What this write changed (from revision ") {
 		t.Errorf("the change's title is %q", title)
@@ -173,6 +212,8 @@ func TestFlowDiagram(t *testing.T) {
 	jsClick := func(sel string) {
 		_ = eval[bool](t, ctx, `document.querySelector('[data-view=flow] `+sel+`').click(), true`)
 	}
+	// The replay draws its first hops (8 a second at 4×) before the pause.
+	waitJS(t, ctx, "the replay's first hops", `kubetab.flow.state().cursor >= 1`, 30*time.Second)
 	if eval[string](t, ctx, `kubetab.flow.state().mode`) != "paused" {
 		jsClick(`[data-play=toggle]`)
 	}
@@ -376,7 +417,9 @@ func TestFlowScreenshots(t *testing.T) {
 			typeLine(t, ctx, "kubectl create deployment web --image=hello --replicas=3", 60*time.Second)
 			waitJS(t, ctx, "3 web pods Running", `__flow.runningPods('web-') === 3`, 120*time.Second)
 			waitJS(t, ctx, "the hops drawn", `__flow.missing().length === 0`, 120*time.Second)
-			_ = eval[bool](t, ctx, `[...document.querySelectorAll('[data-view=flow] .flow-list li')].find(li => li.textContent.includes('kube-scheduler → kube-apiserver') && li.textContent.includes('binding')).click(), true`)
+			if !eval[bool](t, ctx, `__flow.clickRow('kube-scheduler → kube-apiserver', 'binding')`) {
+				t.Fatal("no row of a binding to click")
+			}
 			waitJS(t, ctx, "the hop's YAML", `(p => p && p.textContent.includes('kind: Pod'))(document.querySelector('[data-view=flow] .flow-detail pre.yaml'))`, 30*time.Second)
 			// Replay from the binding, paused two hops on: the binding, its
 			// etcd write and the kubelet told are drawn, numbered.

@@ -34,6 +34,9 @@ function el(name, attrs = {}, parent = null) {
   return e;
 }
 
+// The pods listed on a node: the first few by name, then "+N".
+const PODS_SHOWN = 4;
+
 const KINDS = ['request', 'response', 'write', 'watch', 'decision', 'cni', 'cri', 'pending'];
 
 const label = (name) => name.replace(/^generic-/, '').replace(/-(controller|publisher)$/, '');
@@ -43,6 +46,7 @@ export class Diagram {
   constructor(root, { onPick } = {}) {
     this.svg = el('svg', { class: 'flow-svg', viewBox: `0 0 ${W} 390`, role: 'img' });
     root.append(this.svg);
+    this.root = root;
     this.onPick = onPick || (() => {});
     const defs = el('defs', {}, this.svg);
     for (const k of KINDS) {
@@ -56,8 +60,11 @@ export class Diagram {
     this.boxes = new Map(); // box id → {x, y, w, h, port: {x, y}, g}
     this.nodes = [];
     this.controllers = ['deployment-controller', 'replicaset-controller'];
-    this.edgeEls = new Map(); // edge key → {g, path, text}
-    this.pods = new Map(); // node → [{name, phase}]
+    this.edgeEls = new Map(); // edge key → {g, text, seq, from, to, count}
+    this.trailEls = new Map(); // seq → the trail's drawn hop
+    this.active = new Set(); // the boxes the trail lights
+    this.gen = 0;
+    this.pods = new Map(); // node → the first few [{name, phase}], .total
     this.layout([]);
     this.svg.addEventListener('click', (ev) => {
       const hop = ev.target.closest('[data-hop]');
@@ -79,6 +86,8 @@ export class Diagram {
     this.edgeLayer.replaceChildren();
     this.edgeEls.clear();
     this.trailLayer.replaceChildren();
+    this.trailEls.clear();
+    this.active.clear();
 
     // kube-controller-manager with its controllers inside.
     const cm = this.box('kube-controller-manager', 8, 6, 254, 122, { title: 'kube-controller-manager', cls: 'group' });
@@ -145,6 +154,7 @@ export class Diagram {
     this.height = y0 + rows * (nh + 12) - 4;
     this.nodesTop = y0;
     this.svg.setAttribute('viewBox', `0 0 ${W} ${this.height}`);
+    this.root.style.aspectRatio = `${W} / ${this.height}`; // flow.css: the box is contained
     this.drawPods();
   }
 
@@ -265,113 +275,173 @@ export class Diagram {
       const node = p.spec && p.spec.nodeName;
       if (!node) continue;
       if (!by.has(node)) by.set(node, []);
-      by.get(node).push({ name: p.metadata.name, phase: (p.status && p.status.phase) || 'Pending', deleting: !!p.metadata.deletionTimestamp });
+      by.get(node).push(p);
     }
-    for (const list of by.values()) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)); // ASCII names
+    const named = (a, b) => (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0); // ASCII names
+    for (const [node, list] of by) {
+      list.sort(named);
+      by.set(node, list.slice(0, PODS_SHOWN).map((p) => ({
+        name: p.metadata.name, phase: (p.status && p.status.phase) || 'Pending', deleting: !!p.metadata.deletionTimestamp,
+      })));
+      by.get(node).total = list.length;
+    }
     this.pods = by;
     this.drawPods();
   }
 
+  // Each node's few pods, redrawn only when what it shows changed: while 200
+  // pods start, the cache changes every frame, the lines on a node seldom.
   drawPods() {
     for (const node of this.nodes) {
       const nb = this.boxes.get(`node:${node}`);
       if (!nb) continue;
       const list = this.pods.get(node) || [];
+      const total = list.total || list.length;
+      const shown = list.slice(0, total > PODS_SHOWN ? PODS_SHOWN - 1 : PODS_SHOWN);
+      const sig = `${total}|${shown.map((p) => `${p.name} ${p.phase} ${p.deleting}`).join('|')}`;
+      if (nb.podsSig === sig) continue;
+      nb.podsSig = sig;
       const g = nb.podsG;
-      g.replaceChildren();
-      const max = 4;
-      list.slice(0, list.length > max ? max - 1 : max).forEach((p, i) => {
+      const frag = document.createDocumentFragment();
+      shown.forEach((p, i) => {
         const y = nb.y + 104 + i * 12.5;
-        el('circle', { cx: nb.x + 12, cy: y - 3, r: 3, class: `pod-dot ${p.deleting ? 'Terminating' : p.phase}` }, g);
-        const t = el('text', { x: nb.x + 19, y, class: 'pod' }, g);
+        el('circle', { cx: nb.x + 12, cy: y - 3, r: 3, class: `pod-dot ${p.deleting ? 'Terminating' : p.phase}` }, frag);
+        const t = el('text', { x: nb.x + 19, y, class: 'pod' }, frag);
         t.textContent = p.name.length > 18 ? `${p.name.slice(0, 8)}…${p.name.slice(-8)}` : p.name;
         el('title', {}, t).textContent = `${p.name} (${p.phase})`;
       });
-      if (list.length > max) {
-        const t = el('text', { x: nb.x + 19, y: nb.y + 104 + (max - 1) * 12.5, class: 'pod more' }, g);
-        t.textContent = `+${list.length - max + 1}`;
+      if (total > PODS_SHOWN) {
+        const t = el('text', { x: nb.x + 19, y: nb.y + 104 + (PODS_SHOWN - 1) * 12.5, class: 'pod more' }, frag);
+        t.textContent = `+${total - PODS_SHOWN + 1}`;
       }
+      g.replaceChildren(frag);
     }
   }
 
   /**
    * Draw the counts per arrow (edges: aggregate()'s Map), the trail (the last
    * hops, newest last), and animate the newest when animate is a duration.
+   * Called at most once a frame with every hop that arrived in it; it writes
+   * only what changed since the last call (an arrow's path once, its count
+   * and last hop when they move; the trail's hops as they enter and leave).
    */
   update(edges, trail, animate) {
-    // Arrows with their counts: reuse the elements, drop the ones gone.
-    const seen = new Set();
+    // Arrows with their counts: reuse the elements, drop the ones gone. An
+    // arrow's geometry is fixed by its key (boxes and kind) and the layout.
+    const gen = ++this.gen;
     for (const e of edges.values()) {
-      const pts = this.ends(e.last);
-      if (!pts) continue;
-      seen.add(e.key);
       let x = this.edgeEls.get(e.key);
-      const kind = kindOf(e.last);
       if (!x) {
+        const pts = this.ends(e.last);
+        if (!pts) continue;
+        const kind = kindOf(e.last);
+        const d = line(pts, offsetOf(e.last));
         const g = el('g', { class: `edge k-${kind}` }, this.edgeLayer);
-        const path = el('path', { 'marker-end': `url(#flow-arrow-${kind})` }, g);
-        const text = el('text', { class: 'count' }, g);
-        x = { g, path, text, d: '' };
+        el('path', { d: d.path, 'marker-end': `url(#flow-arrow-${kind})` }, g);
+        const at = d.at(0.62);
+        const text = el('text', { class: 'count', x: at.x, y: at.y }, g);
+        text.append(document.createTextNode(''));
+        x = { g, text, seq: 0, from: null, to: null, count: 0, gen };
         this.edgeEls.set(e.key, x);
       }
-      const d = line(pts, offsetOf(e.last));
-      if (d.path !== x.d) {
-        x.d = d.path;
-        x.path.setAttribute('d', d.path);
-        x.text.setAttribute('x', d.at(0.62).x);
-        x.text.setAttribute('y', d.at(0.62).y);
+      x.gen = gen;
+      const h = e.last;
+      if (x.seq !== h.seq) {
+        x.seq = h.seq;
+        x.g.dataset.hop = h.seq;
+        if (x.from !== h.from) x.g.dataset.from = x.from = h.from;
+        if (x.to !== h.to) x.g.dataset.to = x.to = h.to;
       }
-      x.g.dataset.hop = e.last.seq;
-      x.g.dataset.from = e.last.from;
-      x.g.dataset.to = e.last.to;
-      x.g.dataset.count = e.count;
-      x.text.textContent = e.count > 1 ? String(e.count) : '';
+      if (x.count !== e.count) {
+        const before = x.count;
+        x.count = e.count;
+        x.g.dataset.count = e.count;
+        if (e.count > 1 || before > 1) x.text.firstChild.data = e.count > 1 ? String(e.count) : '';
+      }
     }
     for (const [k, x] of this.edgeEls) {
-      if (!seen.has(k)) {
+      if (x.gen !== gen) {
         x.g.remove();
         this.edgeEls.delete(k);
       }
     }
 
-    // The trail: the newest hops, thick and numbered.
-    this.trailLayer.replaceChildren();
-    for (const b of this.boxes.values()) b.g.classList.remove('active');
+    // The trail: the newest hops, thick and numbered, kept by seq while
+    // they stay in it.
+    const want = new Set(trail.map((h) => h.seq));
+    for (const [seq, x] of this.trailEls) {
+      if (!want.has(seq)) {
+        x.g.remove();
+        this.trailEls.delete(seq);
+      }
+    }
+    const active = new Set();
+    let prev = null;
     trail.forEach((h, i) => {
-      const pts = this.ends(h);
-      if (!pts) return;
-      const kind = kindOf(h);
+      let x = this.trailEls.get(h.seq);
+      if (!x) {
+        const pts = this.ends(h);
+        if (!pts) return;
+        const kind = kindOf(h);
+        const g = el('g', { class: `hop k-${kind}`, 'data-hop': h.seq, 'data-from': h.from, 'data-to': h.to, 'data-kind': kind });
+        if (h.type === 'decision') g.dataset.node = nodeOf(h);
+        const d = line(pts, offsetOf(h));
+        el('path', { d: d.path, 'marker-end': `url(#flow-arrow-${kind})` }, g);
+        const mid = d.at(0.5);
+        el('circle', { cx: mid.x, cy: mid.y, r: 7, class: 'num' }, g);
+        const num = el('text', { x: mid.x, y: mid.y + 3, class: 'num' }, g);
+        num.textContent = String(h.n);
+        x = { g, d, mid, num, n: h.n, newest: false, opacity: '', label: null, dot: null };
+        this.trailEls.set(h.seq, x);
+      }
+      // In order, newest last (drawn on top); a replay can bring older ones.
+      const spot = prev ? prev.g.nextSibling : this.trailLayer.firstChild;
+      if (spot !== x.g) this.trailLayer.insertBefore(x.g, spot);
+      prev = x;
+      if (x.n !== h.n) {
+        x.n = h.n;
+        x.num.textContent = String(h.n);
+      }
+      const opacity = String(0.35 + (0.65 * (i + 1)) / trail.length);
+      if (x.opacity !== opacity) x.g.style.opacity = x.opacity = opacity;
       const newest = i === trail.length - 1;
-      const g = el('g', { class: `hop k-${kind}${newest ? ' newest' : ''}`, 'data-hop': h.seq, 'data-from': h.from, 'data-to': h.to, 'data-kind': kind }, this.trailLayer);
-      if (h.type === 'decision') g.dataset.node = nodeOf(h);
-      g.style.opacity = String(0.35 + (0.65 * (i + 1)) / trail.length);
-      const d = line(pts, offsetOf(h));
-      el('path', { d: d.path, 'marker-end': `url(#flow-arrow-${kind})` }, g);
-      const mid = d.at(0.5);
-      el('circle', { cx: mid.x, cy: mid.y, r: 7, class: 'num' }, g);
-      const n = el('text', { x: mid.x, y: mid.y + 3, class: 'num' }, g);
-      n.textContent = String(h.n);
-      if (newest) {
-        const right = mid.x > W - 100; // near the right edge: the label goes left of the line
-        let at = { x: right ? mid.x - 10 : mid.x + 10, y: mid.y - 6, cls: right ? 'label end' : 'label' };
-        // The etcd write's line is short and between two boxes: label it above them.
-        if (h.type === 'write') at = { x: mid.x, y: this.boxes.get('etcd').y - 5, cls: 'label mid' };
-        const lbl = el('text', { x: at.x, y: at.y, class: at.cls }, g);
-        lbl.textContent = arrowLabel(h);
-        const a = this.boxFor(boxOf(h.from, h.to));
-        const b = h.type === 'decision' ? this.boxes.get(`node:${nodeOf(h)}`) : this.boxFor(boxOf(h.to, h.from));
-        if (a) a.g.classList.add('active');
-        if (b) b.g.classList.add('active');
-        if (animate) {
-          const dot = el('circle', { r: 3.5, class: 'dot' }, g);
-          const frames = [0, 0.2, 0.4, 0.6, 0.8, 1].map((k) => {
-            const p = d.at(k);
-            return { transform: `translate(${p.x}px, ${p.y}px)` };
-          });
-          dot.animate(frames, { duration: animate, easing: 'ease-in-out', fill: 'forwards' });
+      if (newest !== x.newest) {
+        x.newest = newest;
+        x.g.classList.toggle('newest', newest);
+        if (newest) {
+          const { mid } = x;
+          const right = mid.x > W - 100; // near the right edge: the label goes left of the line
+          let at = { x: right ? mid.x - 10 : mid.x + 10, y: mid.y - 6, cls: right ? 'label end' : 'label' };
+          // The etcd write's line is short and between two boxes: label it above them.
+          if (h.type === 'write') at = { x: mid.x, y: this.boxes.get('etcd').y - 5, cls: 'label mid' };
+          x.label = el('text', { x: at.x, y: at.y, class: at.cls }, x.g);
+          x.label.textContent = arrowLabel(h);
+        } else {
+          if (x.label) x.label.remove();
+          if (x.dot) x.dot.remove();
+          x.label = null;
+          x.dot = null;
         }
       }
+      const a = this.boxFor(boxOf(h.from, h.to));
+      const b = h.type === 'decision' ? this.boxes.get(`node:${nodeOf(h)}`) : this.boxFor(boxOf(h.to, h.from));
+      if (a) active.add(a);
+      if (b) active.add(b);
+      // One animation a frame at most: the newest hop's dot.
+      if (newest && animate) {
+        if (x.dot) x.dot.remove();
+        const dot = el('circle', { r: 3.5, class: 'dot' }, x.g);
+        const frames = [0, 0.2, 0.4, 0.6, 0.8, 1].map((k) => {
+          const p = x.d.at(k);
+          return { transform: `translate(${p.x}px, ${p.y}px)` };
+        });
+        dot.animate(frames, { duration: animate, easing: 'ease-in-out', fill: 'forwards' });
+        x.dot = dot;
+      }
     });
+    for (const b of this.active) if (!active.has(b)) b.g.classList.remove('active');
+    for (const b of active) if (!this.active.has(b)) b.g.classList.add('active');
+    this.active = active;
   }
 
   /** Step mode's held writes: their components glow, a dashed arrow waits at the API server. */

@@ -23,13 +23,14 @@
 import './flow.css';
 import { addStrings, t, onLang } from '../../i18n.js';
 import {
-  HopWindow, aggregate, addToEdges, follower, descendants, kindOf, stageOf, protocolOf, arrowLabel,
+  HopWindow, aggregate, addToEdges, follower, descendants, kindOf, stageOf, protocolOf,
   requestLine, objectPath, storeKeyName, toYAML, baseResource,
 } from './hops.js';
 import { HopStream } from './stream.js';
 import { diffLines, hunks } from '../store/diff.js'; // the Store view's line diff
 import '../store/store.css'; // its diff colours (.dl-add, .dl-del ...)
 import { Diagram } from './diagram.js';
+import { HopList } from './hoplist.js';
 
 // node-2 before node-10; one collator (localeCompare with options makes one per call).
 const numeric = new Intl.Collator('en', { numeric: true });
@@ -222,8 +223,14 @@ addStrings({
 const FLOW = '/apis/flow.kubetab.dev/v1alpha1';
 const SPEEDS = [0.25, 0.5, 1, 2, 4];
 const BASE_RATE = 2; // hops a second at 1x
-const MAX_ROWS = 300;
 const TRAIL = 4;
+// Milliseconds of work a frame spends taking in new hops before it leaves
+// the rest for the next frame.
+const BUDGET = 6;
+// Live, with more than BUSY hops still to draw, a frame every PACE ms (two
+// PACE with more than a hundred).
+const BUSY = 8;
+const PACE = 50;
 
 const STATUS = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 410: 'Gone', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 500: 'Internal Server Error', 503: 'Service Unavailable' };
 
@@ -272,11 +279,14 @@ export function mount(root, ctx) {
   const followLabel = h('label', { class: 'flow-field follow' }, h('span'), follow, followList);
   texts.push(tk(followLabel.firstChild, 'flow.follow'));
   const clearBtn = btn({ 'data-flow': 'clear' }, 'flow.clear', 'flow.clear.title');
-  const position = h('span', { class: 'flow-position', 'aria-live': 'off' });
+  // The position changes with every hop: its text sits in a box of its own
+  // size (flow.css), so writing it lays out that box alone.
+  const position = h('span', { class: 'flow-position-text' });
+  const positionBox = h('span', { class: 'flow-position', 'aria-live': 'off' }, position);
   const state = h('span', { class: 'live-state', 'data-state': 'connecting' });
 
   const bar = h('div', { class: 'flow-bar', role: 'toolbar' },
-    h('div', { class: 'flow-row' }, liveBtn, playBtn, backBtn, fwdBtn, speedLabel, position, state),
+    h('div', { class: 'flow-row' }, liveBtn, playBtn, backBtn, fwdBtn, speedLabel, positionBox, state),
     h('div', { class: 'flow-row' }, filterLabel, followLabel, clearBtn));
 
   // Step mode.
@@ -306,7 +316,8 @@ export function mount(root, ctx) {
   const empty = h('p', { class: 'flow-empty' });
   const earlier = h('p', { class: 'flow-earlier', hidden: true });
   const list = h('ol', { class: 'flow-list', 'aria-label': 'hops' });
-  const listBox = h('div', { class: 'flow-listbox' }, list, earlier, empty);
+  const scroller = h('div', { class: 'flow-scroll' }, list);
+  const listBox = h('div', { class: 'flow-listbox' }, scroller, earlier, empty);
   const detail = h('section', { class: 'flow-detail', 'aria-live': 'polite' });
 
   root.append(h('div', { class: 'flow-grid' },
@@ -332,16 +343,31 @@ export function mount(root, ctx) {
   let versions = {};
   let pending = [];
   let stepMode = null;
-  const rows = new Map(); // seq → li
-  let listedFirst = 0; // index in vis of the first listed row
-  let playedUpTo = -1; // index in vis up to which rows are marked played
+  const inbox = []; // batches of hops from the stream, not yet in win
+  let podsNow = null; // the pods the diagram has yet to draw
+  let followOnce = false; // bring the current hop's row into sight, even paused
+  let followTail = true; // the list keeps the current hop in sight
 
   const diagram = new Diagram(figure, { onPick: (seq) => pick(seq) });
+  const hopList = new HopList(scroller, list, () => win.vis);
 
   // The newest hops when the view opens are where its numbering starts;
   // following an object goes back to the object's creation.
   let started = false;
+  // The stream hands on each chunk of the watch as one batch; the page takes
+  // them in at the start of a frame, BUDGET ms of them at most, so that a
+  // burst of thousands never makes one long task. A hidden view takes them
+  // in at once (it draws nothing).
   const stream = new HopStream(ctx.cluster, (records) => {
+    if (!shown) {
+      drain(Infinity); // what came in while shown first, in order
+      ingest(records);
+      return;
+    }
+    inbox.push(records);
+    schedule();
+  });
+  function ingest(records) {
     if (!started) {
       started = true;
       win.setFilter({ origin: stream.latest });
@@ -352,14 +378,24 @@ export function mount(root, ctx) {
     const trimmed = (win.trimmed || 0) - before;
     if (trimmed) {
       cursor = Math.max(-1, cursor - trimmed);
-      playedUpTo = Math.max(-1, playedUpTo - trimmed);
-      listedFirst = Math.max(0, listedFirst - trimmed);
+      hopList.trimmed(trimmed);
     }
-    if (win.vis.length !== len - trimmed) {
-      dirty = true;
-      schedule();
+    if (win.vis.length !== len - trimmed) dirty = true;
+  }
+  function drain(deadline) {
+    while (inbox.length) {
+      const batch = inbox[0];
+      // A big batch goes in 256 hops at a time, checking the clock between.
+      if (batch.length > 256) {
+        ingest(batch.splice(0, 256));
+      } else {
+        inbox.shift();
+        ingest(batch);
+      }
+      if (performance.now() > deadline) return false;
     }
-  });
+    return true;
+  }
   stream.onState = (s) => {
     state.dataset.state = s;
     state.textContent = t(`flow.state.${s}`);
@@ -373,14 +409,27 @@ export function mount(root, ctx) {
     .catch(() => {});
 
   // --- playback ------------------------------------------------------------------
+  // While the drawing catches up with a busy cluster it draws at most every
+  // PACE ms (each frame takes in all the hops since the last); at the
+  // learner's pace, or paused, every frame.
+  let paceUntil = 0;
+  let paceTimer = 0;
   function schedule() {
-    if (frame || !shown) return;
-    frame = requestAnimationFrame(tick);
+    if (frame || paceTimer || !shown) return;
+    const wait = paceUntil - performance.now();
+    if (wait > 4) paceTimer = setTimeout(() => { paceTimer = 0; schedule(); }, wait);
+    else frame = requestAnimationFrame(tick);
   }
 
   function tick(now) {
     frame = 0;
-    applyScroll();
+    const deadline = performance.now() + BUDGET;
+    // Layout is clean here, at the start of the frame: read the list's
+    // scroll if the learner scrolled it, before anything is written.
+    // Scrolled away from the current hop, the list stops following it;
+    // scrolled back to it (or Live, or a new filter), it follows again.
+    if (hopList.readScroll()) followTail = cursor < 0 || hopList.inSight(cursor);
+    const caughtUp = drain(deadline);
     const dt = lastTick ? Math.min(now - lastTick, 250) : 16;
     lastTick = now;
     const target = win.vis.length - 1;
@@ -398,20 +447,38 @@ export function mount(root, ctx) {
         if (n > 0) {
           n = Math.min(n, backlog);
           for (let i = 0; i < n; i++) addToEdges(edges, win.vis[++cursor]);
-          animateNext = n === 1 ? Math.min(900, 900 / r) : 0;
+          // The dot travels along a hop drawn alone at the learner's pace;
+          // catching up, the hops come too fast to follow one dot.
+          animateNext = n === 1 && backlog <= BUSY ? Math.min(900, 900 / r) : 0;
           dirty = true;
         }
       }
     }
     if (mode === 'play' && cursor >= target) mode = 'live';
+    // The scroll first (layout is still clean), then the writes.
+    if ((mode !== 'paused' && followTail) || followOnce) hopList.follow(cursor);
+    followOnce = false;
+    hopList.applyScroll();
+    if (podsNow) {
+      diagram.setPods(podsNow);
+      podsNow = null;
+    }
     if (dirty) draw();
-    if ((mode !== 'paused' && cursor < win.vis.length - 1) || wantScroll >= 0) schedule();
+    const behind = win.vis.length - 1 - cursor;
+    paceUntil = mode === 'live' && behind > BUSY ? now + (behind > 100 ? 2 * PACE : PACE) : 0;
+    if (!caughtUp || (mode !== 'paused' && cursor < win.vis.length - 1) || hopList.scrollPending()) schedule();
     else lastTick = 0;
   }
 
   function jumpTo(i) {
-    cursor = Math.max(-1, Math.min(i, win.vis.length - 1));
-    edges = aggregate(win.vis, cursor);
+    const to = Math.max(-1, Math.min(i, win.vis.length - 1));
+    if (to > cursor) {
+      // Forward: the counts so far plus the hops in between.
+      for (let j = cursor + 1; j <= to; j++) addToEdges(edges, win.vis[j]);
+    } else {
+      edges = aggregate(win.vis, to);
+    }
+    cursor = to;
     acc = 0;
     dirty = true;
   }
@@ -423,6 +490,7 @@ export function mount(root, ctx) {
   }
 
   liveBtn.addEventListener('click', () => {
+    followTail = true;
     const target = win.vis.length - 1;
     if (target - cursor > 20) jumpTo(target - 8);
     setMode('live');
@@ -460,7 +528,6 @@ export function mount(root, ctx) {
       match = follower(followRoot, names);
     }
     win.setFilter({ path: filter.value === 'path', follow: match });
-    listedFirst = 0;
     rebuildList();
     if (match && replay) {
       // Following: replay the object's story from its creation.
@@ -515,16 +582,20 @@ export function mount(root, ctx) {
       if (win.vis.length !== before) {
         let i = -1;
         while (i + 1 < win.vis.length && win.vis[i + 1].seq <= seqNow) i++;
-        listedFirst = 0;
-        rebuildList();
         jumpTo(i);
+        rebuildList();
         schedule();
       }
     }, 500);
   };
 
   const offs = [];
-  offs.push(ctx.cache.subscribe('/api/v1/pods', (pods) => { diagram.setPods(pods); refollow(); }));
+  offs.push(ctx.cache.subscribe('/api/v1/pods', (pods) => {
+    // Drawn in the view's own frame, after its scroll write (tick).
+    podsNow = pods;
+    schedule();
+    refollow();
+  }));
   offs.push(ctx.cache.subscribe('/api/v1/nodes', (nodes) => {
     const names = [...nodes.keys()].sort(numeric.compare);
     if (names.length && names.join() !== diagram.nodes.join()) {
@@ -535,173 +606,71 @@ export function mount(root, ctx) {
     }
   }));
   offs.push(ctx.cache.subscribe('/apis/apps/v1/replicasets', refollow));
+  let followNames = null;
   offs.push(ctx.cache.subscribe('/apis/apps/v1/deployments', (deps) => {
     const names = [...new Set([...deps.values()].map((d) => d.metadata.name))].sort();
-    followList.replaceChildren(...names.map((n) => h('option', { value: n })));
+    // Status changes every frame while pods start; the names seldom.
+    if (names.join('\n') !== followNames) {
+      followNames = names.join('\n');
+      followList.replaceChildren(...names.map((n) => h('option', { value: n })));
+    }
     refollow();
   }));
 
   // --- drawing -----------------------------------------------------------------
+  // Text and attributes written only when they change: most frames change
+  // the counts and one or two rows, not the toolbar.
+  let said = new WeakMap();
+  const say = (e, text) => {
+    if (said.get(e) !== text) {
+      said.set(e, text);
+      e.textContent = text;
+    }
+  };
   function draw() {
     dirty = false;
     const trail = cursor >= 0 ? win.vis.slice(Math.max(0, cursor - TRAIL + 1), cursor + 1) : [];
     diagram.update(edges, trail, animateNext);
     animateNext = 0;
-    syncList();
+    hopList.render(cursor, selected);
     const total = win.vis.length;
-    position.textContent = cursor >= 0 ? t('flow.position', { n: win.vis[cursor].n, total: total ? win.vis[total - 1].n : 0 }) : t('flow.position.none');
+    let pos = cursor >= 0 ? t('flow.position', { n: win.vis[cursor].n, total: total ? win.vis[total - 1].n : 0 }) : t('flow.position.none');
     const behind = total - 1 - cursor;
-    if (behind > 0) position.textContent += ` · ${t('flow.behind', { n: behind })}`;
-    playBtn.textContent = t(mode === 'paused' ? 'flow.play' : 'flow.pause');
-    playBtn.dataset.mode = mode;
-    liveBtn.classList.toggle('on', mode === 'live');
-    root.dataset.mode = mode;
-    empty.hidden = total > 0;
-    empty.textContent = followRoot ? t('flow.empty.follow', { name: followRoot }) : t('flow.empty');
+    if (behind > 0) pos += ` · ${t('flow.behind', { n: behind })}`;
+    say(position, pos);
+    say(playBtn, t(mode === 'paused' ? 'flow.play' : 'flow.pause'));
+    if (playBtn.dataset.mode !== mode) playBtn.dataset.mode = mode;
+    if (liveBtn.classList.contains('on') !== (mode === 'live')) liveBtn.classList.toggle('on', mode === 'live');
+    if (root.dataset.mode !== mode) root.dataset.mode = mode;
+    if (empty.hidden !== total > 0) empty.hidden = total > 0;
+    if (!empty.hidden) say(empty, followRoot ? t('flow.empty.follow', { name: followRoot }) : t('flow.empty'));
+    // Hops before the first one kept (the window dropped them) are not listed.
+    const before = total ? win.vis[0].n - 1 : 0;
+    if (earlier.hidden !== before <= 0) earlier.hidden = before <= 0;
+    if (before > 0) say(earlier, t('flow.earlier', { n: before }));
   }
 
-  function row(hp) {
-    const stage = stageOf(hp);
-    const li = h('li', { class: `k-${kindOf(hp)}`, 'data-seq': String(hp.seq) },
-      h('span', { class: 'n', textContent: String(hp.n) }),
-      h('span', { class: 'who', textContent: `${hp.from} → ${hp.to || (hp.type === 'decision' ? '⚖' : '')}` }),
-      h('span', { class: 'what', textContent: rowText(hp) }));
-    li.title = t(`flow.stage.${stage}`);
-    return li;
-  }
-
-  function rowText(hp) {
-    let s = arrowLabel(hp);
-    if (hp.type !== 'write' && hp.name) s += ` ${hp.ns ? `${hp.ns}/` : ''}${hp.name}`;
-    if (hp.type === 'write') s += ` ${hp.key}`;
-    if (hp.type === 'call' && hp.detail) s += ` · ${hp.detail}`;
-    return s;
-  }
-
+  // The hops listed: every visible one in the window, only those in sight
+  // in the DOM (hoplist.js).
   function rebuildList() {
-    list.replaceChildren();
-    rows.clear();
-    listedFirst = Math.max(0, win.vis.length - MAX_ROWS);
-    const frag = document.createDocumentFragment();
-    for (let i = listedFirst; i < win.vis.length; i++) {
-      const li = row(win.vis[i]);
-      rows.set(win.vis[i].seq, li);
-      frag.append(li);
-    }
-    list.append(frag);
-    markPlayed(true);
-  }
-
-  function markPlayed(all) {
-    if (all) {
-      for (const li of rows.values()) li.classList.remove('played', 'current');
-      playedUpTo = -1;
-    }
-    const from = Math.max(listedFirst, Math.min(playedUpTo, cursor) + 1);
-    for (let i = Math.max(listedFirst, cursor + 1); i <= playedUpTo && i < win.vis.length; i++) {
-      const li = rows.get(win.vis[i].seq);
-      if (li) li.classList.remove('played');
-    }
-    for (let i = from; i <= cursor; i++) {
-      const li = rows.get(win.vis[i].seq);
-      if (li) li.classList.add('played');
-    }
-    playedUpTo = cursor;
-    const cur = list.querySelector('li.current');
-    if (cur) cur.classList.remove('current');
-    const now = cursor >= 0 ? rows.get(win.vis[cursor].seq) : null;
-    if (now) {
-      now.classList.add('current');
-      if (mode !== 'paused' || all) keepVisible(now);
-    }
-  }
-
-  // Keeping the current row in sight without reading layout (offsetTop
-  // would lay the whole page out in every frame: 12 % of the main thread
-  // while 60 pods were created). Rows are ROW_H high (flow.css); the box's
-  // height comes from a ResizeObserver; the scroll is applied at the start
-  // of the next frame, when layout is clean.
-  const ROW_H = 34;
-  let boxH = 240;
-  let wantScroll = -1;
-  let scrollTop = 0;
-  new ResizeObserver(([e]) => { boxH = e.contentRect.height || boxH; }).observe(listBox);
-  listBox.addEventListener('scroll', () => { scrollTop = listBox.scrollTop; }, { passive: true });
-  function keepVisible(li) {
-    const i = win.indexOf(Number(li.dataset.seq)) - listedFirst;
-    if (i < 0) return;
-    const top = i * ROW_H;
-    const bottom = top + ROW_H;
-    if (top < scrollTop + 20) wantScroll = Math.max(0, top - 20);
-    else if (bottom > scrollTop + boxH - 8) wantScroll = bottom - boxH + 8;
-  }
-  function applyScroll() {
-    if (wantScroll < 0) return;
-    listBox.scrollTop = wantScroll;
-    scrollTop = wantScroll;
-    wantScroll = -1;
-  }
-
-  function syncList() {
-    // Append the hops that arrived since the last frame (at most a screenful
-    // at once: a burst of thousands rebuilds the last MAX_ROWS instead).
-    const lastListed = list.lastElementChild ? Number(list.lastElementChild.dataset.seq) : 0;
-    let i = win.vis.length;
-    while (i > 0 && win.vis[i - 1].seq > lastListed) i--;
-    const fresh = win.vis.length - i;
-    if (fresh > MAX_ROWS / 2 || listedFirst > i) {
-      rebuildList();
-    } else if (fresh > 0) {
-      const frag = document.createDocumentFragment();
-      for (let j = i; j < win.vis.length; j++) {
-        const li = row(win.vis[j]);
-        rows.set(win.vis[j].seq, li);
-        frag.append(li);
-      }
-      list.append(frag);
-      // Trim the oldest rows.
-      const excess = rows.size - MAX_ROWS;
-      for (let k = 0; k < excess; k++) {
-        const first = list.firstElementChild;
-        rows.delete(Number(first.dataset.seq));
-        first.remove();
-      }
-      if (excess > 0) {
-        const firstSeq = Number(list.firstElementChild.dataset.seq);
-        listedFirst = win.indexOf(firstSeq);
-      }
-      markPlayed(false);
-    } else {
-      markPlayed(false);
-    }
-    // The rows of hops dropped from the window (trimmed) go too.
-    while (list.firstElementChild && win.indexOf(Number(list.firstElementChild.dataset.seq)) < 0) {
-      rows.delete(Number(list.firstElementChild.dataset.seq));
-      list.firstElementChild.remove();
-      listedFirst = list.firstElementChild ? win.indexOf(Number(list.firstElementChild.dataset.seq)) : 0;
-    }
-    earlier.hidden = listedFirst <= 0;
-    if (listedFirst > 0) earlier.textContent = t('flow.earlier', { n: listedFirst });
-    if (selected) {
-      const li = rows.get(selected);
-      if (li && !li.classList.contains('selected')) {
-        for (const s of list.querySelectorAll('li.selected')) s.classList.remove('selected');
-        li.classList.add('selected');
-      }
-    }
+    hopList.reset();
+    followOnce = true;
+    followTail = true;
+    dirty = true;
   }
 
   list.addEventListener('click', (ev) => {
     const li = ev.target.closest('li[data-seq]');
     if (li) pick(Number(li.dataset.seq));
   });
+  hopList.onResize = () => { dirty = true; schedule(); };
+  hopList.onScroll = () => { dirty = true; schedule(); };
 
   // --- a hop's detail -----------------------------------------------------------
   function pick(seq) {
     selected = seq;
-    for (const s of list.querySelectorAll('li.selected')) s.classList.remove('selected');
-    const li = rows.get(seq);
-    if (li) li.classList.add('selected');
+    dirty = true;
+    schedule();
     renderDetail();
   }
 
@@ -913,7 +882,8 @@ export function mount(root, ctx) {
     }
     state.textContent = t(`flow.state.${stream.state}`);
     diagram.relabel({ you: t('flow.you') });
-    for (const li of list.children) li.title = t(`flow.stage.${stageOf(win.find(Number(li.dataset.seq)) || {})}`);
+    hopList.relabel();
+    said = new WeakMap();
     renderStep();
     renderDetail();
     dirty = true;
@@ -930,6 +900,8 @@ export function mount(root, ctx) {
     hide() {
       shown = false;
       if (frame) cancelAnimationFrame(frame);
+      clearTimeout(paceTimer);
+      paceTimer = 0;
       frame = 0;
       lastTick = 0;
     },
@@ -942,6 +914,10 @@ export function mount(root, ctx) {
     /** For tests and benchmarks: where the playback is. */
     state() {
       return { mode, cursor, visible: win.vis.length, kept: win.all.length, lastSeq: win.lastSeq, follow: followRoot, stream: stream.state };
+    },
+    /** For tests: every listed hop's row text ("who what"), in sight or not. */
+    rows() {
+      return hopList.rows();
     },
   };
   if (window.kubetab) window.kubetab.flow = view;

@@ -397,7 +397,9 @@ export function edgeKey(h) {
 }
 
 export function addToEdges(edges, h) {
-  const k = edgeKey(h);
+  // A hop's arrow never changes: work it out once (a replay or a jump back
+  // counts thousands of hops again).
+  const k = h.edge || (h.edge = edgeKey(h));
   const e = edges.get(k);
   if (e) {
     e.count++;
