@@ -214,7 +214,7 @@ type Cluster struct {
 	running   map[string]*kubeletRun // the kubelets whose Run is running
 	ctx       context.Context        // Start's context; StartNode runs under it
 	nodes     []nodeSpec
-	nextIndex int           // the next node's number: its podCIDR and IP
+	nextIndex int // the next node's number: its podCIDR and IP
 	// recovered is, for a cluster from a snapshot, what each node's
 	// container runtime held when it went down (snapshot.go); its runtime
 	// gets it when it is made, once.
