@@ -77,7 +77,7 @@ func (kl *Kubelet) syncRunningPod(ctx context.Context, pod *corev1.Pod) (time.Du
 				return 0, err
 			}
 			kl.recorder.Eventf(pod, corev1.EventTypeNormal, EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
-			kl.sandboxChanged(pod.UID)
+			kl.sandboxChanged(pod.UID, old)
 		}
 	}
 	if _, err := kl.setupNetwork(pod); err != nil {
@@ -238,27 +238,27 @@ func (kl *Kubelet) lastStatus(uid types.UID) (*corev1.PodStatus, bool) {
 	return nil, false
 }
 
-// sandboxChanged notes that the pod's sandbox was re-created now: its init
-// containers run again before its regular containers restart, as upstream
-// (computePodActions starts from the first init container with a new
-// sandbox).
-func (kl *Kubelet) sandboxChanged(uid types.UID) {
+// sandboxChanged notes that the pod's sandbox was re-created, old being
+// the containers of the one before: its init containers run again before
+// its regular containers restart, as upstream's (computePodActions starts
+// from the first init container with a new sandbox).
+func (kl *Kubelet) sandboxChanged(uid types.UID, old []cri.ContainerStatus) {
 	kl.mu.Lock()
 	defer kl.mu.Unlock()
 	if rec := kl.pods[uid]; rec != nil {
-		rec.sandboxCreated = kl.clock.Now()
+		rec.oldSandbox = map[string]bool{}
+		for _, c := range old {
+			rec.oldSandbox[c.ID] = true
+		}
 	}
 }
 
-// sandboxCreatedAt is when the pod's sandbox was last re-created (zero:
-// never, it is the pod's first).
-func (kl *Kubelet) sandboxCreatedAt(uid types.UID) time.Time {
+// inOldSandbox reports whether a container ran in a sandbox the pod has lost.
+func (kl *Kubelet) inOldSandbox(uid types.UID, id string) bool {
 	kl.mu.Lock()
 	defer kl.mu.Unlock()
-	if rec := kl.pods[uid]; rec != nil {
-		return rec.sandboxCreated
-	}
-	return time.Time{}
+	rec := kl.pods[uid]
+	return rec != nil && rec.oldSandbox[id]
 }
 
 // setReason records why a container waits; it reports whether that changed.
