@@ -279,10 +279,11 @@ function saveCluster(data, meta) {
   pendingSave = { data, meta };
   if (!queued) return;
   saving = saving.then(async () => {
-    const { data: d, meta: m } = pendingSave;
+    let { data: d, meta: m } = pendingSave;
     pendingSave = null;
     let error = '';
     try {
+      if (m.unsealed) d = await seal(d);
       const conn = await db();
       await new Promise((resolve, reject) => {
         const tx = conn.transaction(DB_STORE, 'readwrite');
@@ -298,6 +299,17 @@ function saveCluster(data, meta) {
   });
 }
 const savedRead = readSaved();
+
+// seal appends to a snapshot's body (store.SnapshotBody) the SHA-256 that
+// ends core/store's format, with WebCrypto: natively and off the worker's
+// thread, where Go's hash compiled to wasm took most of a save.
+async function seal(body) {
+  const sum = new Uint8Array(await crypto.subtle.digest('SHA-256', body));
+  const out = new Uint8Array(body.byteLength + sum.byteLength);
+  out.set(body);
+  out.set(sum, body.byteLength);
+  return out;
+}
 
 // --- the learner's images (IndexedDB, beside the saved cluster) -----------------
 //
