@@ -56,6 +56,10 @@ func run() error {
 	debug.SetMemoryLimit(3 << 30)
 
 	catalog := images.New() // the registry the kubelets pull from; the page adds to it
+	// The learner's own images kept with the saved cluster, before it starts.
+	for _, err := range worker.RestoreImages(catalog) {
+		fmt.Fprintln(os.Stderr, "kubetab:", err)
+	}
 	// The page's saved cluster (IndexedDB, read by worker.js) when there is
 	// a good one, restored before any controller starts; else a fresh one.
 	sess, restored, err := worker.StartSession(context.Background(), session.Config{Images: catalog, WaitForCaches: true, Editor: worker.Edit})

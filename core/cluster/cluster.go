@@ -214,7 +214,11 @@ type Cluster struct {
 	running   map[string]*kubeletRun // the kubelets whose Run is running
 	ctx       context.Context        // Start's context; StartNode runs under it
 	nodes     []nodeSpec
-	nextIndex int           // the next node's number: its podCIDR and IP
+	nextIndex int // the next node's number: its podCIDR and IP
+	// recovered is, for a cluster from a snapshot, what each node's
+	// container runtime held when it went down (snapshot.go); its runtime
+	// gets it when it is made, once.
+	recovered map[string][]cri.RecoveredContainer
 	synced    []func() bool // the HasSynced of the control plane's components
 	// components counts the control plane's goroutines (controllers,
 	// scheduler, compactor) started by Launch; Wait waits for them.
@@ -502,6 +506,12 @@ func (c *Cluster) newKubeletLocked(n nodeSpec) error {
 		}})
 	if err != nil {
 		return err
+	}
+	if recs := c.recovered[n.Name]; len(recs) > 0 {
+		delete(c.recovered, n.Name)
+		if err := rt.Recover(recs); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
 	}
 	k, err := kubelet.New(kubelet.Config{
 		Client: c.Client("kubelet/" + n.Name), NodeName: n.Name, Runtime: rt, Clock: c.cfg.Clock,

@@ -10,6 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/kubetab/kubetab/core/kubelet"
+	"github.com/kubetab/kubetab/core/kubelet/cri"
 )
 
 // A cluster from a snapshot (Config.Snapshot) is a whole cluster restarted:
@@ -23,10 +26,16 @@ import (
 //	controllers     list and reconcile from there: nothing is re-created that
 //	                is already there, a Deployment keeps its ReplicaSet
 //	kubelets        register their existing Node again and post a fresh
-//	                status and Lease; their container runtime is empty (the
-//	                machine rebooted), so each pod bound to the node gets a
-//	                new sandbox (a pod IP from the node's podCIDR, maybe not
-//	                the one it had) and its containers start again
+//	                status and Lease; the machine rebooted: its container
+//	                runtime recovers its records (containerd keeps them on
+//	                disk; here they are what the kubelet last reported,
+//	                kubelet.RecoveredContainers) but no process, so every
+//	                container is exited (255, Unknown) and each pod bound to
+//	                the node gets a new sandbox (event SandboxChanged; a pod
+//	                IP from the node's podCIDR, maybe not the one it had)
+//	                and its containers start again under its restartPolicy:
+//	                restartCount + 1, lastState the lost container (a pod
+//	                with restartPolicy Never that was running ends Failed)
 //	node lifecycle  gives every node a full grace period from the time it
 //	                first sees it, not from the Lease's old renewTime, so no
 //	                node is marked unreachable for the time the cluster was off
@@ -97,8 +106,16 @@ func (c *Cluster) adoptSnapshotNodes() error {
 		if m.GetName() != name || m.GetNamespace() != namespace {
 			return fmt.Errorf("key %s holds %s/%s", kv.Key, m.GetNamespace(), m.GetName())
 		}
-		if n, ok := obj.(*corev1.Node); ok {
-			nodes = append(nodes, n)
+		switch o := obj.(type) {
+		case *corev1.Node:
+			nodes = append(nodes, o)
+		case *corev1.Pod:
+			if o.Spec.NodeName != "" {
+				if c.recovered == nil {
+					c.recovered = map[string][]cri.RecoveredContainer{}
+				}
+				c.recovered[o.Spec.NodeName] = append(c.recovered[o.Spec.NodeName], kubelet.RecoveredContainers(o)...)
+			}
 		}
 	}
 	if len(nodes) == 0 {

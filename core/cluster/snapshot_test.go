@@ -264,11 +264,37 @@ func TestSnapshotRestartsTheWholeCluster(t *testing.T) {
 			old := before[p.Name]
 			again := old != nil && old.UID == p.UID && p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) == 1 &&
 				p.Status.ContainerStatuses[0].Ready && p.Status.ContainerStatuses[0].ContainerID != old.Status.ContainerStatuses[0].ContainerID
+			// The restart signs of a node reboot: the container that was
+			// running is lastState, exited 255 Unknown (its process was
+			// lost), and the new one is its restart.
+			if again {
+				cs, was := p.Status.ContainerStatuses[0], old.Status.ContainerStatuses[0]
+				last := cs.LastTerminationState.Terminated
+				again = cs.RestartCount == was.RestartCount+1 && last != nil && last.ExitCode == 255 && last.Reason == "Unknown" &&
+					last.ContainerID == was.ContainerID && last.StartedAt.Equal(&was.State.Running.StartedAt)
+				state = append(state, fmt.Sprintf("%s restartCount %d lastState %+v", p.Name, cs.RestartCount, last))
+			}
 			ok = ok && again
 			state = append(state, fmt.Sprintf("%s %s", p.Name, p.Status.Phase))
 		}
 		return ok, strings.Join(state, ", ")
 	})
+	// Each pod's sandbox was re-created, with upstream's event.
+	events, _, err := cl2.Events().List(ctx2, "shop", registry.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := map[string]bool{}
+	for _, e := range events {
+		if e.Reason == "SandboxChanged" && e.Message == "Pod sandbox changed, it will be killed and re-created." && e.Source.Component == "kubelet" {
+			changed[e.InvolvedObject.Name] = true
+		}
+	}
+	for name := range before {
+		if !changed[name] {
+			t.Errorf("no SandboxChanged event for pod %s; events: %d", name, len(events))
+		}
+	}
 	eventually(t, 30*time.Second, "every node Ready", func() (bool, string) {
 		nodes, _, err := cl2.Nodes().List(ctx2, "", registry.ListOptions{})
 		ready := 0

@@ -17,6 +17,7 @@ const (
 	EventErrImageNeverPull      = "ErrImageNeverPull"
 	EventFailedToInspectImage   = "InspectFailed"
 	EventFailedCreatePodSandBox = "FailedCreatePodSandBox"
+	EventSandboxChanged         = "SandboxChanged"
 	EventContainerUnhealthy     = "Unhealthy"
 	EventContainerProbeWarning  = "ProbeWarning"
 

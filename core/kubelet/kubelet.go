@@ -167,6 +167,9 @@ type podRecord struct {
 	// termMessages caches exited containers' termination messages, by
 	// container ID: they are read from a file or the log once.
 	termMessages map[string]string
+	// oldSandbox holds the IDs of the containers of a sandbox the pod lost
+	// (pod_workers.go: the machine rebooted), once a new one was made.
+	oldSandbox map[string]bool
 	// evicted is the eviction manager's message once it evicted the pod
 	// (eviction.go); "" while it was not.
 	evicted string

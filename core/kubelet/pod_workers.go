@@ -65,7 +65,21 @@ func (kl *Kubelet) syncRunningPod(ctx context.Context, pod *corev1.Pod) (time.Du
 		return 0, nil
 	}
 
-	// The pod's sandbox: here, its network (CNI ADD).
+	// The pod's sandbox: here, its network (CNI ADD). A pod that has
+	// containers in the runtime but no sandbox lost it (the machine
+	// rebooted: the runtime recovered its containers, exited, but not
+	// their network): upstream's computePodActions re-creates the sandbox,
+	// unless the pod is never restarted and its containers have run.
+	if _, has := kl.podNetwork(pod.UID); !has {
+		if old := kl.runtime.ListContainers(cri.ContainerFilter{PodUID: string(pod.UID)}); len(old) > 0 {
+			if pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+				_, err := kl.syncStatus(ctx, pod, false) // its containers exited: the pod fails
+				return 0, err
+			}
+			kl.recorder.Eventf(pod, corev1.EventTypeNormal, EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
+			kl.sandboxChanged(pod.UID, old)
+		}
+	}
 	if _, err := kl.setupNetwork(pod); err != nil {
 		kl.enqueueAfter(pod.UID, sandboxRetryDelay)
 		kl.recorder.Eventf(pod, corev1.EventTypeWarning, EventFailedCreatePodSandBox,
@@ -222,6 +236,29 @@ func (kl *Kubelet) lastStatus(uid types.UID) (*corev1.PodStatus, bool) {
 		return rec.status.DeepCopy(), true
 	}
 	return nil, false
+}
+
+// sandboxChanged notes that the pod's sandbox was re-created, old being
+// the containers of the one before: its init containers run again before
+// its regular containers restart, as upstream's (computePodActions starts
+// from the first init container with a new sandbox).
+func (kl *Kubelet) sandboxChanged(uid types.UID, old []cri.ContainerStatus) {
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	if rec := kl.pods[uid]; rec != nil {
+		rec.oldSandbox = map[string]bool{}
+		for _, c := range old {
+			rec.oldSandbox[c.ID] = true
+		}
+	}
+}
+
+// inOldSandbox reports whether a container ran in a sandbox the pod has lost.
+func (kl *Kubelet) inOldSandbox(uid types.UID, id string) bool {
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	rec := kl.pods[uid]
+	return rec != nil && rec.oldSandbox[id]
 }
 
 // setReason records why a container waits; it reports whether that changed.

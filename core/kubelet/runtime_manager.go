@@ -165,10 +165,15 @@ func (kl *Kubelet) syncContainers(ctx context.Context, pod *corev1.Pod) time.Dur
 	}
 
 	// 2. Init containers, in order: each must exit 0 before the next starts.
+	// After the sandbox was re-created they all run again: one that ran in
+	// the old sandbox counts as not run (its restart count goes on).
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		l := rp.latest(c.Name)
 		switch {
+		case l != nil && l.State == cri.ContainerExited && kl.inOldSandbox(pod.UID, l.ID):
+			after(kl.startContainer(ctx, pod, c, l.Attempt+1))
+			return requeue
 		case l == nil:
 			after(kl.startContainer(ctx, pod, c, 0))
 			return requeue

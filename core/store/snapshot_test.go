@@ -219,3 +219,21 @@ func checkInvariants(t testing.TB, s *Store) {
 		t.Fatalf("SizeInUse %d, keys add up to %d", st.SizeInUse, size)
 	}
 }
+
+// SnapshotBody plus the SHA-256 of its bytes is the snapshot, byte for byte;
+// the body alone is refused.
+func TestSnapshotBodySealed(t *testing.T) {
+	s := sampleStore(t)
+	var body bytes.Buffer
+	if _, err := s.SnapshotBody(&body); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(body.Bytes())
+	sealed := append(bytes.Clone(body.Bytes()), sum[:]...)
+	if want := snapshotBytes(t, s); !bytes.Equal(sealed, want) {
+		t.Fatalf("body + sha256 is %d bytes, unlike the %d of Snapshot", len(sealed), len(want))
+	}
+	if _, err := Restore(bytes.NewReader(body.Bytes())); !errors.Is(err, ErrSnapshotCorrupt) {
+		t.Fatalf("restore of the body alone: %v", err)
+	}
+}

@@ -22,7 +22,7 @@ export class Cluster {
     this.commands = new Map(); // id → {onOutput, resolve}
     this.calls = new Map(); // id → {resolve, reject}: listImages, addImage, the lesson calls
     this.checkWatch = null; // {id, onResults} of the current watchChecks
-    this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [], edit: [], editClosed: [], commandDone: [], restored: [], saved: [] };
+    this.listeners = { progress: [], phase: [], ready: [], panic: [], exited: [], failed: [], edit: [], editClosed: [], commandDone: [], restored: [], saved: [], imageSaved: [] };
     this.restored = null; // what the worker found saved: {bytes, lesson, revision, ms, error}
     this.on('restored', (m) => { this.restored = m; });
     this.stderr = []; // the last lines Go wrote to stderr
@@ -40,7 +40,8 @@ export class Cluster {
   /**
    * Listen for worker events: progress, phase, ready, panic, exited, failed;
    * edit and editClosed (kubectl edit in the console); commandDone (a
-   * console line ended: the files may have changed).
+   * console line ended: the files may have changed); restored, saved and
+   * imageSaved (the saved cluster and images, site/src/persist/).
    */
   on(event, fn) {
     this.listeners[event].push(fn);

@@ -101,6 +101,10 @@
 //   {type: 'files', id, files: [{name, content}]}
 //   {type: 'images', id, images: [{ref, digest, size, about, builtin}]}
 //   {type: 'imageAdded', id, ref}        listed; pods can run it now
+//   {type: 'imageSaved', id, ref, digest, bytes, error}
+//                                        the added image was written to IndexedDB
+//                                        (error: why it was not: over the size
+//                                        cap, or IndexedDB's), so a reload keeps it
 //   {type: 'imageError', id, message}    refused (size, reference, not a WASI
 //                                        command); message is the Go error's text
 //   {type: 'lesson', id, lesson}         parsed: a core/lesson Lesson
@@ -187,8 +191,13 @@ globalThis.kubetabHost = {
   output(id, fd, u8) { bytesMessage({ type: 'output', id, fd }, u8); },
   exit(id, code) { post({ type: 'exit', id, code }); },
   ttyMode(id, mode) { post({ type: 'ttyMode', id, mode }); },
-  imageAdded(id, ref) { post({ type: 'imageAdded', id, ref }); },
-  imageError(id, message) { post({ type: 'imageError', id, message }); },
+  imageAdded(id, ref) {
+    post({ type: 'imageAdded', id, ref });
+    const added = addingImages.get(id);
+    addingImages.delete(id);
+    if (added) saveImage(id, ref, added);
+  },
+  imageError(id, message) { addingImages.delete(id); post({ type: 'imageError', id, message }); },
   panic(where, message, stack) { post({ type: 'panic', where, message, stack }); },
   lessonParsed(id, json) { post({ type: 'lesson', id, lesson: JSON.parse(json) }); },
   lessonErrors(id, json) { post({ type: 'lessonErrors', id, errors: JSON.parse(json) }); },
@@ -270,10 +279,11 @@ function saveCluster(data, meta) {
   pendingSave = { data, meta };
   if (!queued) return;
   saving = saving.then(async () => {
-    const { data: d, meta: m } = pendingSave;
+    let { data: d, meta: m } = pendingSave;
     pendingSave = null;
     let error = '';
     try {
+      if (m.unsealed) d = await seal(d);
       const conn = await db();
       await new Promise((resolve, reject) => {
         const tx = conn.transaction(DB_STORE, 'readwrite');
@@ -289,6 +299,109 @@ function saveCluster(data, meta) {
   });
 }
 const savedRead = readSaved();
+
+// seal appends to a snapshot's body (store.SnapshotBody) the SHA-256 that
+// ends core/store's format, with WebCrypto: natively and off the worker's
+// thread, where Go's hash compiled to wasm took most of a save.
+async function seal(body) {
+  const sum = new Uint8Array(await crypto.subtle.digest('SHA-256', body));
+  const out = new Uint8Array(body.byteLength + sum.byteLength);
+  out.set(body);
+  out.set(sum, body.byteLength);
+  return out;
+}
+
+// --- the learner's images (IndexedDB, beside the saved cluster) -----------------
+//
+// An image added in the Images panel ('addImage') is kept across reloads, so
+// the saved cluster's pods can pull it again: its module once under its
+// content digest (key 'image sha256:<hex>'), and the record IMAGES_KEY
+// naming each reference's digest in the order they were added:
+//   {format: 1, images: [{name, tag, digest, size}]}
+// At most IMAGES_MAX_BYTES of modules are kept (each is at most 8 MiB, Go's
+// images.MaxModuleBytes); an image that would pass it stays listed until the
+// tab closes but is not saved ('imageSaved' says why). A module no reference
+// names any more is deleted. Before the Go program starts, every saved
+// module whose bytes still hash to its digest is handed to it
+// (globalThis.kubetabSavedImages: [{name, tag, module}]); wasm/worker's
+// RestoreImages adds them to the registry before the saved cluster starts.
+const IMAGES_KEY = 'images';
+const IMAGES_FORMAT = 1;
+const IMAGES_MAX_BYTES = 32 << 20;
+const imageKey = (digest) => 'image ' + digest;
+const addingImages = new Map(); // addImage id -> {name, tag, module}, until Go answers
+
+function idbGet(conn, key) {
+  return new Promise((resolve, reject) => {
+    const req = conn.transaction(DB_STORE, 'readonly').objectStore(DB_STORE).get(key);
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+async function sha256(bytes) {
+  const sum = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  let hex = '';
+  for (const b of sum) hex += b.toString(16).padStart(2, '0');
+  return 'sha256:' + hex;
+}
+
+function savedImageList(rec) {
+  return rec && rec.format === IMAGES_FORMAT && Array.isArray(rec.images) ? rec.images : [];
+}
+
+async function readSavedImages() {
+  if (ephemeral) return [];
+  try {
+    const conn = await db();
+    const out = [];
+    for (const e of savedImageList(await idbGet(conn, IMAGES_KEY))) {
+      let module = await idbGet(conn, imageKey(e.digest));
+      if (module instanceof ArrayBuffer) module = new Uint8Array(module);
+      if (!(module instanceof Uint8Array) || await sha256(module) !== e.digest) continue; // missing or damaged
+      out.push({ name: String(e.name), tag: String(e.tag), module });
+    }
+    return out;
+  } catch (err) {
+    return [];
+  }
+}
+const imagesRead = readSavedImages();
+
+let imagesSaving = Promise.resolve();
+function saveImage(id, ref, { name, tag, module }) {
+  if (ephemeral) return;
+  imagesSaving = imagesSaving.then(async () => {
+    let error = '';
+    let digest = '';
+    try {
+      digest = await sha256(module);
+      const conn = await db();
+      const list = savedImageList(await idbGet(conn, IMAGES_KEY));
+      const kept = list.filter((e) => !(e.name === name && e.tag === tag));
+      const sizes = new Map(kept.map((e) => [e.digest, e.size]));
+      const total = [...sizes.values()].reduce((a, b) => a + b, 0);
+      if (!sizes.has(digest) && total + module.byteLength > IMAGES_MAX_BYTES) {
+        throw new Error(`${ref} is not kept across a reload: the saved images would take ${total + module.byteLength} bytes, the limit is ${IMAGES_MAX_BYTES}`);
+      }
+      kept.push({ name, tag, digest, size: module.byteLength });
+      const named = new Set(kept.map((e) => e.digest));
+      await new Promise((resolve, reject) => {
+        const tx = conn.transaction(DB_STORE, 'readwrite');
+        const st = tx.objectStore(DB_STORE);
+        st.put(module, imageKey(digest));
+        st.put({ format: IMAGES_FORMAT, images: kept }, IMAGES_KEY);
+        for (const e of list) if (!named.has(e.digest)) st.delete(imageKey(e.digest));
+        tx.oncomplete = () => resolve();
+        tx.onerror = () => reject(tx.error);
+        tx.onabort = () => reject(tx.error || new Error('aborted'));
+      });
+    } catch (err) {
+      error = String(err && err.message ? err.message : err);
+    }
+    post({ type: 'imageSaved', id, ref, digest, bytes: module.byteLength, error });
+  });
+}
 
 // syumai/workers reads globalThis.context.binding when the Go program
 // initializes, and puts handleRequest there; wasm/worker adds runCommand,
@@ -353,6 +466,7 @@ async function load() {
   const wasmResponse = new Response(counted, { headers: { 'Content-Type': 'application/wasm' } });
   const { instance } = await WebAssembly.instantiateStreaming(wasmResponse, imports);
   globalThis.kubetabSaved = await savedRead;
+  globalThis.kubetabSavedImages = await imagesRead;
   post({ type: 'phase', phase: 'start' });
   go.run(instance); // resolves when the program exits; go.exit reports it
 }
@@ -475,6 +589,7 @@ self.onmessage = async ({ data: msg }) => {
       break;
     case 'addImage':
       await ready;
+      addingImages.set(msg.id, { name: String(msg.name), tag: String(msg.tag), module: new Uint8Array(msg.module) });
       binding.addImage(msg.id, String(msg.name), String(msg.tag), new Uint8Array(msg.module));
       break;
     case 'parseLesson':

@@ -105,3 +105,62 @@ func (d *imageDoor) add(args []safejs.Value) any {
 	}()
 	return nil
 }
+
+// RestoreImages adds to the registry the learner's images worker.js found
+// saved in IndexedDB (globalThis.kubetabSavedImages = [{name, tag, module:
+// Uint8Array}], each module already checked against its content digest),
+// so that the saved cluster's pods pull them again after a reload. Call it
+// before the session starts. It returns what it could not add (an image
+// the catalog now refuses), each error naming the image; the rest are
+// added.
+func RestoreImages(cat Images) []error {
+	v, err := safejs.Global().Get("kubetabSavedImages")
+	if err != nil || v.IsUndefined() || v.IsNull() {
+		return nil
+	}
+	n, err := v.Length()
+	if err != nil {
+		return []error{fmt.Errorf("the saved images are not a list: %v", err)}
+	}
+	var errs []error
+	for i := 0; i < n; i++ {
+		e, err := v.Index(i)
+		if err != nil {
+			continue
+		}
+		name, tag := jsString(e, "name"), jsString(e, "tag")
+		m, err := e.Get("module")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("saved image %s:%s has no module", name, tag))
+			continue
+		}
+		size, err := m.Length()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("saved image %s:%s: the module is not bytes", name, tag))
+			continue
+		}
+		if _, err := cat.CheckAdd(name, tag, size); err != nil {
+			errs = append(errs, fmt.Errorf("saved image %s:%s: %w", name, tag, err))
+			continue
+		}
+		module := make([]byte, size)
+		if _, err := safejs.CopyBytesToGo(module, m); err != nil {
+			errs = append(errs, fmt.Errorf("saved image %s:%s: the module is not bytes", name, tag))
+			continue
+		}
+		if err := cat.Add(name, tag, module); err != nil {
+			errs = append(errs, fmt.Errorf("saved image %s:%s: %w", name, tag, err))
+		}
+	}
+	return errs
+}
+
+// jsString is v[key] as a string ("" when it is not one).
+func jsString(v safejs.Value, key string) string {
+	s, err := v.Get(key)
+	if err != nil || s.Type() != safejs.TypeString {
+		return ""
+	}
+	out, _ := s.String()
+	return out
+}

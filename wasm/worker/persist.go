@@ -24,13 +24,16 @@ import (
 // from files and links (site/src/worker.js documents the messages;
 // site/src/persist/ is the page's side):
 //
-//	kubetabHost.save(u8, json {lesson, revision, ms, wallMs})
+//	kubetabHost.save(u8, json {lesson, revision, ms, wallMs, unsealed})
 //	    the store's snapshot (core/store's format) after changes, throttled:
 //	    at most every 2 s, once the revision has not moved for 1 s (or 10 s
 //	    after the first unsaved change, on a cluster that never rests);
 //	    worker.js writes it to IndexedDB. ms is the worker time it took (the
 //	    thread held, without the event loop's turns it gave), wallMs its
-//	    wall time.
+//	    wall time. unsealed: u8 is the snapshot without its trailing SHA-256
+//	    (store.SnapshotBody), which worker.js appends with WebCrypto (native,
+//	    off this thread) before it writes; where WebCrypto is missing (a
+//	    page that is not a secure context) Go hashes and u8 is whole.
 //	context.binding.flushSave()
 //	    save now if anything changed (the page is being hidden)
 //	context.binding.resetCluster(id) → kubetabHost.persisted(id, 'reset', '', error)
@@ -54,6 +57,8 @@ type persistDoor struct {
 	lesson string     // the lesson the current cluster was prepared for
 
 	force chan struct{} // a save now (flush, reset, import)
+
+	webCrypto bool // worker.js seals saves with crypto.subtle (see save)
 }
 
 // Restored is what the worker found saved when it started: the page shows
@@ -129,7 +134,7 @@ func StartSession(ctx context.Context, cfg session.Config) (*session.Session, Re
 }
 
 func newPersistDoor(h *host, sess *session.Session, lesson string) *persistDoor {
-	return &persistDoor{h: h, sess: sess, lesson: lesson, force: make(chan struct{}, 1)}
+	return &persistDoor{h: h, sess: sess, lesson: lesson, force: make(chan struct{}, 1), webCrypto: hasWebCrypto()}
 }
 
 // setLesson names the lesson the cluster now belongs to and saves soon.
@@ -204,7 +209,11 @@ func (d *persistDoor) run(ctx context.Context) {
 func (d *persistDoor) save(c *cluster.Cluster) error {
 	start := time.Now()
 	var buf bytes.Buffer
-	held, err := c.Store.SnapshotTimed(&buf)
+	snap := c.Store.SnapshotTimed
+	if d.webCrypto {
+		snap = c.Store.SnapshotBody
+	}
+	held, err := snap(&buf)
 	if err != nil {
 		return err
 	}
@@ -219,7 +228,7 @@ func (d *persistDoor) save(c *cluster.Cluster) error {
 	d.mu.Lock()
 	lesson := d.lesson
 	d.mu.Unlock()
-	d.h.call("save", u8, mustJSON(map[string]any{"lesson": lesson, "revision": rev, "ms": ms(held), "wallMs": ms(time.Since(start))}))
+	d.h.call("save", u8, mustJSON(map[string]any{"lesson": lesson, "revision": rev, "ms": ms(held), "wallMs": ms(time.Since(start)), "unsealed": d.webCrypto}))
 	return nil
 }
 
@@ -335,4 +344,15 @@ func (d *persistDoor) goReport(where string, fn func()) {
 		defer d.h.recoverTo(where)
 		fn()
 	}()
+}
+
+// hasWebCrypto reports whether the worker has crypto.subtle (only a secure
+// context does: https, or localhost).
+func hasWebCrypto() bool {
+	c, err := safejs.Global().Get("crypto")
+	if err != nil || c.IsUndefined() || c.IsNull() {
+		return false
+	}
+	sub, err := c.Get("subtle")
+	return err == nil && !sub.IsUndefined() && !sub.IsNull()
 }

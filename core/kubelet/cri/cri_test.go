@@ -450,9 +450,10 @@ func TestCompileCacheShared(t *testing.T) {
 	}{
 		{a, "hello:1.0", 1, 0},
 		{b, "hello:1.0", 1, 1}, // other node, same digest: no compile
-		{b, "hello", 1, 2},     // latest has hello:1.0's digest
-		{a, "hello:2.0", 2, 2}, // new digest
-		{b, "hello:2.0", 2, 3},
+		{b, "hello", 1, 1},     // latest has hello:1.0's digest, which b holds: not unpacked again
+		{a, "hello:2.0", 2, 1}, // new digest
+		{b, "hello:2.0", 2, 2},
+		{b, "hello:2.0", 2, 2}, // pulled again (imagePullPolicy Always): b has it
 	}
 	for i, s := range steps {
 		if _, err := s.node.PullImage(ctx, s.ref); err != nil {

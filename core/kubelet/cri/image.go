@@ -240,6 +240,16 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error
 	if err != nil {
 		return ImageStatus{}, err
 	}
+	// The node holds that digest already (the tag did not move, as on
+	// most pulls under imagePullPolicy Always): like containerd, whose
+	// content store has every blob, nothing is fetched, checked or
+	// unpacked again; the tag is recorded on the image it names.
+	r.mu.Lock()
+	if ni := r.images[img.Digest]; ni != nil {
+		defer r.mu.Unlock()
+		return r.tagLocked(ni, parsed, norm, img.Digest), nil
+	}
+	r.mu.Unlock()
 	// Content addressing: what the registry sent must hash to the digest
 	// it named, or the image is not what the pod asked for.
 	if got := ImageDigest(img); got != img.Digest {
@@ -281,13 +291,6 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	// A tag names one image: if it pointed at another digest before (the tag
-	// moved in the registry), take it off the old one, as containerd does.
-	if old, ok := r.tags[norm]; ok && old != img.Digest {
-		if oi := r.images[old]; oi != nil {
-			oi.status.RepoTags = slices.DeleteFunc(oi.status.RepoTags, func(t string) bool { return t == norm })
-		}
-	}
 	ni := r.images[img.Digest]
 	if ni == nil {
 		ni = &nodeImage{
@@ -302,18 +305,32 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error
 		}
 		r.images[img.Digest] = ni
 	}
+	return r.tagLocked(ni, parsed, norm, img.Digest), nil
+}
+
+// tagLocked records that ref (normalized: norm) names the pulled image ni
+// of digest and returns ni's status. r.mu is held.
+func (r *Runtime) tagLocked(ni *nodeImage, parsed Reference, norm, digest string) ImageStatus {
 	if parsed.Digest == "" { // pulled by tag: the tag now names this image
+		// A tag names one image: if it pointed at another digest before
+		// (the tag moved in the registry), take it off the old one, as
+		// containerd does.
+		if old, ok := r.tags[norm]; ok && old != digest {
+			if oi := r.images[old]; oi != nil {
+				oi.status.RepoTags = slices.DeleteFunc(oi.status.RepoTags, func(t string) bool { return t == norm })
+			}
+		}
 		if !slices.Contains(ni.status.RepoTags, norm) {
 			ni.status.RepoTags = append(ni.status.RepoTags, norm)
 			sort.Strings(ni.status.RepoTags)
 		}
-		r.tags[norm] = img.Digest
+		r.tags[norm] = digest
 	}
-	if d := parsed.Name + "@" + img.Digest; !slices.Contains(ni.status.RepoDigests, d) {
+	if d := parsed.Name + "@" + digest; !slices.Contains(ni.status.RepoDigests, d) {
 		ni.status.RepoDigests = append(ni.status.RepoDigests, d)
 		sort.Strings(ni.status.RepoDigests)
 	}
-	return ni.status.clone(), nil
+	return ni.status.clone()
 }
 
 // ImageStatus reports whether the image ref is present on this node. ref may

@@ -173,6 +173,11 @@ func (r *Runtime) ListContainers(f ContainerFilter) []ContainerStatus {
 	r.mu.Lock()
 	all := make([]*container, 0, len(r.containers))
 	for _, c := range r.containers {
+		// A container's ID and pod never change: filter on them before
+		// copying each status (the kubelet lists one pod's on every sync).
+		if (f.ID != "" && c.id != f.ID) || (f.PodUID != "" && c.cfg.PodUID != f.PodUID) {
+			continue
+		}
 		all = append(all, c)
 	}
 	r.mu.Unlock()

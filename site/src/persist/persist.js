@@ -40,6 +40,7 @@ addStrings({
     'persist.status.saveFailed': 'Could not save: {error}',
     'persist.restored': '— your cluster from your last visit is back ({size}); its pods start again, as after a reboot —',
     'persist.restoreFailed': 'The saved cluster could not be restored, so this is a fresh one. Reason: {error}',
+    'persist.imageNotSaved': 'Your image {ref} runs now, but it is not saved with the cluster: {error}',
     'persist.resetDone': '— a fresh cluster; the saved one is replaced —',
     'persist.exported': 'Exported {name} ({size}).',
     'persist.imported': '— imported {name}: this is its cluster now —',
@@ -70,6 +71,7 @@ addStrings({
     'persist.status.saveFailed': '保存できませんでした: {error}',
     'persist.restored': '— 前回のクラスターを復元しました（{size}）。再起動後のように Pod がもう一度起動します —',
     'persist.restoreFailed': '保存されたクラスターを復元できなかったため、新しいクラスターで始めます。理由: {error}',
+    'persist.imageNotSaved': 'イメージ {ref} はいま使えますが、クラスターと一緒には保存されていません: {error}',
     'persist.resetDone': '— 新しいクラスターです。保存済みのクラスターは置き換わりました —',
     'persist.exported': '{name} に書き出しました（{size}）。',
     'persist.imported': '— {name} を読み込みました。これがいまのクラスターです —',
@@ -112,6 +114,7 @@ export function mount(before, ctx) {
   const ask = ctx.confirm || ((msg) => window.confirm(msg));
   const state = {
     restored: null, saved: null, saves: [], messages: [], lastLink: '', lastExport: null, busy: false, notice: null,
+    imagesSaved: [], // the worker's 'imageSaved' answers: {ref, digest, bytes, error}
   };
   (window.kubetab || (window.kubetab = {})).persist = state;
 
@@ -191,6 +194,12 @@ export function mount(before, ctx) {
       state.notice = { key: 'persist.restoreFailed', vars: { error: r.error } };
       draw();
     }
+  });
+  // A learner's image kept with the cluster (site/src/worker.js): said only
+  // when it could not be.
+  cluster.on('imageSaved', (m) => {
+    state.imagesSaved.push({ ref: m.ref, digest: m.digest, bytes: m.bytes, error: m.error });
+    if (m.error) say('persist.imageNotSaved', { ref: m.ref, error: m.error }, 'error');
   });
   cluster.on('saved', (s) => {
     state.saved = { ...s, at: Date.now() };
