@@ -245,6 +245,7 @@ type Registry struct {
 	mu        sync.RWMutex // guards the maps and the admission lists
 	byName    map[schema.GroupResource]*Store
 	byKind    map[schema.GroupVersionKind]*Store
+	byVersion map[schema.GroupVersionResource]*Store
 	byPrefix  map[string]*Store // by Resource.KeyPrefix, for the trace
 	order     []*Store
 	mutating  []Admission
@@ -283,6 +284,7 @@ func New(cfg Config) (*Registry, error) {
 		trace:      cfg.Trace,
 		byName:     map[schema.GroupResource]*Store{},
 		byKind:     map[schema.GroupVersionKind]*Store{},
+		byVersion:  map[schema.GroupVersionResource]*Store{},
 		byPrefix:   map[string]*Store{},
 	}
 	if r.trace != nil {
@@ -296,9 +298,14 @@ func (r *Registry) Register(res *Resource) *Store {
 	s := &Store{Resource: res, reg: r}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.byName[res.GroupResource()] = s
+	// A resource served in a second version (autoscaling/v1 beside v2)
+	// keeps its first, preferred, version under its name and prefix.
+	if _, dup := r.byName[res.GroupResource()]; !dup {
+		r.byName[res.GroupResource()] = s
+		r.byPrefix[res.KeyPrefix] = s
+	}
+	r.byVersion[res.GroupVersionResource()] = s
 	r.byKind[res.GroupVersionKind()] = s
-	r.byPrefix[res.KeyPrefix] = s
 	r.order = append(r.order, s)
 	return s
 }
@@ -333,6 +340,14 @@ func (r *Registry) Lookup(gr schema.GroupResource) (*Store, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	s, ok := r.byName[gr]
+	return s, ok
+}
+
+// LookupVersion finds the store of one version of a resource.
+func (r *Registry) LookupVersion(gvr schema.GroupVersionResource) (*Store, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, ok := r.byVersion[gvr]
 	return s, ok
 }
 
