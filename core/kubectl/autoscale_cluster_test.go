@@ -53,6 +53,7 @@ func TestQuotaAndAutoscaleOnCluster(t *testing.T) {
 	if !strings.HasPrefix(out, "NAME   AGE   REQUEST     LIMIT\npods   ") || !strings.HasSuffix(out, "   pods: 2/2   \n") {
 		t.Errorf("get quota:\n%s", out)
 	}
+	must("describe quota pods -n q", "Name:       pods\nNamespace:  q\nResource    Used  Hard\n--------    ----  ----\npods        2     2\n")
 	if out, errs, code = run("create quota bad -n q --hard=pods"); code != 1 || errs != "error: Invalid argument syntax pods, expected <resource>=<value>\n" {
 		t.Errorf("bad --hard: exit %d, printed %q %q", code, out, errs)
 	}
@@ -67,6 +68,14 @@ func TestQuotaAndAutoscaleOnCluster(t *testing.T) {
 	must("get hpa.v2.autoscaling web -o jsonpath={.spec.metrics[0].resource.target.averageUtilization}", "50")
 	// hello requests no cpu: the controller says why it cannot scale.
 	waitFor(`get hpa web -o 'jsonpath={.status.conditions[?(@.type=="ScalingActive")].reason}'`, "FailedGetResourceMetric")
+	out, _, _ = run("describe hpa web")
+	for _, want := range []string{"Reference:                                             Deployment/web\n",
+		"  resource cpu on pods  (as a percentage of request):  <unknown> / 50%\n", "Min replicas:                                          1\n",
+		"Conditions:\n  Type           Status  Reason                   Message\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe hpa: no %q in\n%s", want, out)
+		}
+	}
 	if out, errs, code = run("autoscale pod a -n q --max=2"); code != 1 || !strings.HasPrefix(errs, "error: cannot autoscale a Pod: ") {
 		t.Errorf("autoscale a pod: exit %d, printed %q %q", code, out, errs)
 	}
