@@ -9,8 +9,9 @@
 // controller, passes the same steps here:
 //
 //	create:  name (generateName) -> uid, creationTimestamp -> mutating admission
-//	         (NamespaceLifecycle, ServiceAccount, Priority) -> PrepareForCreate
-//	         (defaults, clear status) -> Validate -> validating admission ->
+//	         (NamespaceLifecycle, ServiceAccount, Priority, LimitRanger) ->
+//	         PrepareForCreate (defaults, clear status) -> Validate -> validating
+//	         admission (Priority, ResourceQuota) ->
 //	         BeginCreate (allocate a Service's clusterIP) -> store.Create -> finish
 //	update:  read current -> resourceVersion check (409 Conflict) -> mutating
 //	         admission -> PrepareForUpdate (keep status, bump generation) ->
@@ -22,7 +23,7 @@
 //
 // The files beside this one hold the strategies, one file per API group
 // (core_*.go for the legacy group, apps.go, batch.go, ...), the admission
-// plugins (admission.go, scheduling.go), the Service IP and port allocators
+// plugins (admission.go, scheduling.go, admission_quota.go), the Service IP and port allocators
 // (allocator.go), the metrics API (metrics.go) and the objects a new cluster
 // starts with (bootstrap.go).
 //
