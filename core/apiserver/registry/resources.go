@@ -13,7 +13,8 @@ import (
 
 // Default returns a registry with every resource kubetab serves and the
 // admission plugins kube-apiserver enables by default that matter here:
-// NamespaceLifecycle, ServiceAccount and Priority (see admission.go).
+// NamespaceLifecycle, ServiceAccount, Priority, LimitRanger and ResourceQuota
+// (see admission.go and admission_quota.go).
 func Default(cfg Config) (*Registry, error) {
 	r, err := New(cfg)
 	if err != nil {
