@@ -243,6 +243,19 @@ func quotaIgnored(gr schema.GroupResource) bool {
 	return gr.Resource == "events" || strings.HasSuffix(gr.Group, "kubetab.dev")
 }
 
+type dryRunKey struct{}
+
+// withDryRun marks ctx as a dry run's, for admission plugins that write
+// elsewhere (a quota's charge): they check, but change nothing.
+func withDryRun(ctx context.Context, dry bool) context.Context {
+	if !dry {
+		return ctx
+	}
+	return context.WithValue(ctx, dryRunKey{}, true)
+}
+
+func isDryRun(ctx context.Context) bool { return ctx.Value(dryRunKey{}) != nil }
+
 // admitResourceQuota is the ResourceQuota plugin's Validate.
 func (r *Registry) admitResourceQuota(ctx context.Context, op Operation, res *Resource, obj, old runtime.Object) error {
 	if op == Delete || !res.Namespaced || quotaIgnored(res.GroupResource()) {
@@ -271,7 +284,7 @@ func (r *Registry) admitResourceQuota(ctx context.Context, op Operation, res *Re
 			return items[i].(*corev1.ResourceQuota).Name < items[j].(*corev1.ResourceQuota).Name
 		})
 		charged, err := checkQuotas(items, ev, res, acc.GetName(), op, obj, old, r.clock.Now())
-		if err != nil || len(charged) == 0 {
+		if err != nil || len(charged) == 0 || isDryRun(ctx) {
 			return err
 		}
 		conflict := false

@@ -39,6 +39,13 @@ func withResources(req, lim corev1.ResourceList) func(*corev1.Pod) {
 func TestResourceQuotaAdmission(t *testing.T) {
 	reg := newRegistry(t)
 	quotaWithStatus(t, reg, "q", rl("pods", "2"), rl("pods", "0"))
+	// A dry run is checked but charges nothing.
+	if _, err := storeFor(t, reg, &corev1.Pod{}).Create(context.Background(), "default", pod("dry"), CreateOptions{DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	if q := get(t, reg, &corev1.ResourceQuota{}, "default", "q"); q.Status.Used.Pods().String() != "0" {
+		t.Fatalf("used after a dry run: %v", q.Status.Used)
+	}
 	mustCreate(t, reg, pod("a"))
 	mustCreate(t, reg, pod("b"))
 	// Each admitted pod is charged at once.

@@ -433,6 +433,7 @@ type CreateOptions struct {
 
 // Create stores a new object in namespace and returns it as stored.
 func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object, opts CreateOptions) (runtime.Object, error) {
+	ctx = withDryRun(ctx, opts.DryRun)
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -657,6 +658,7 @@ type UpdateOptions struct {
 // stored one, or the answer is 409 Conflict; an empty one updates whatever is
 // current (upstream allows unconditional updates for most resources).
 func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptions) (runtime.Object, error) {
+	ctx = withDryRun(ctx, opts.DryRun)
 	if err := s.checkKind(obj); err != nil {
 		return nil, err
 	}
