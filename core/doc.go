@@ -48,6 +48,12 @@
 //     from one table (cluster/controllermanager.go). DaemonSets and
 //     StatefulSets remember their templates in ControllerRevisions, which
 //     `kubectl rollout history` and `undo` read.
+//   - controller/resourcequota keeps ResourceQuotas' status.used (the
+//     API server's ResourceQuota and LimitRanger admission plugins enforce
+//     quotas and LimitRanges, apiserver/registry/admission_quota.go), and
+//     controller/podautoscaler is the HorizontalPodAutoscaler: it scales a
+//     workload through its scale subresource from the pods' usage that
+//     `kubectl top` shows (metrics.k8s.io).
 //   - proxy: kube-proxy, one per node: Service virtual IPs and NodePorts to
 //     ready endpoints; dns: the cluster DNS (CoreDNS's records); curl: the
 //     console's curl over that network.

@@ -29,6 +29,8 @@ func newClusterCommand() *cobra.Command {
 		kubeconfig string
 		nodes      int
 		dataDir    string
+		// kube-controller-manager's flag of the same name.
+		hpaDownscale time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "cluster",
@@ -53,7 +55,7 @@ every object whose write kubectl saw succeed is there.`,
 				return err
 			}
 			server := "http://" + ln.Addr().String()
-			c, err := cluster.New(cluster.Config{Nodes: nodes, Images: images.New(), ExternalAddress: ln.Addr().String(), DataDir: dataDir})
+			c, err := cluster.New(cluster.Config{Nodes: nodes, Images: images.New(), ExternalAddress: ln.Addr().String(), DataDir: dataDir, HPADownscaleStabilization: hpaDownscale})
 			if err != nil {
 				return err
 			}
@@ -91,6 +93,7 @@ every object whose write kubectl saw succeed is there.`,
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:6443", "address to serve the Kubernetes API on (loopback by default)")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "write a kubeconfig for this cluster to this path")
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "number of nodes")
+	cmd.Flags().DurationVar(&hpaDownscale, "horizontal-pod-autoscaler-downscale-stabilization", 5*time.Minute, "kube-controller-manager's flag: the period for which the horizontal pod autoscaler looks backwards and does not scale down below any recommendation it made during that period")
 	cmd.Flags().StringVar(&dataDir, "data-dir", "", "keep the cluster's store in this directory (a write-ahead log synced before each write is acknowledged, and snapshots), so a restart keeps every object; empty keeps it in memory")
 	return cmd
 }

@@ -125,8 +125,8 @@ func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
 		s.serveMetrics(w, r, info)
 		return
 	}
-	st, ok := s.reg.Lookup(schema.GroupResource{Group: info.GV.Group, Resource: info.Resource})
-	if !ok || st.Resource.Version != info.GV.Version {
+	st, ok := s.reg.LookupVersion(info.GV.WithResource(info.Resource))
+	if !ok {
 		writeError(w, r, notFoundPath(r.URL.Path))
 		return
 	}

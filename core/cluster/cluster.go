@@ -120,6 +120,11 @@ type Config struct {
 	// resource of the API server can decode is an error (ErrBadSnapshot).
 	// Not with DataDir.
 	Snapshot []byte
+	// HPADownscaleStabilization is kube-controller-manager's
+	// --horizontal-pod-autoscaler-downscale-stabilization: how long the
+	// HPA controller waits on its highest recent recommendation before it
+	// scales down. Zero is upstream's 5 minutes.
+	HPADownscaleStabilization time.Duration
 }
 
 // ErrBadSnapshot wraps every reason New refuses Config.Snapshot.

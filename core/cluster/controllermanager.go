@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/utils/clock"
 
@@ -18,9 +19,11 @@ import (
 	"github.com/kubetab/kubetab/core/controller/namespace"
 	"github.com/kubetab/kubetab/core/controller/nodelifecycle"
 	"github.com/kubetab/kubetab/core/controller/nodelifecycle/tainteviction"
+	"github.com/kubetab/kubetab/core/controller/podautoscaler"
 	"github.com/kubetab/kubetab/core/controller/podgc"
 	"github.com/kubetab/kubetab/core/controller/replicaset"
 	"github.com/kubetab/kubetab/core/controller/replication"
+	"github.com/kubetab/kubetab/core/controller/resourcequota"
 	"github.com/kubetab/kubetab/core/controller/rootcacertpublisher"
 	"github.com/kubetab/kubetab/core/controller/serviceaccount"
 	"github.com/kubetab/kubetab/core/controller/statefulset"
@@ -102,6 +105,12 @@ var controllerDescriptors = []controllerDescriptor{
 	{"replicationcontroller-controller", replication.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return replication.New(replication.Config{Client: c, Clock: clk})
 	}},
+	{"resourcequota-controller", resourcequota.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return resourcequota.New(resourcequota.Config{Client: c, Clock: clk})
+	}},
+	{"horizontal-pod-autoscaler-controller", podautoscaler.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return podautoscaler.New(podautoscaler.Config{Client: c, Clock: clk})
+	}},
 }
 
 // newControllers builds every controller of the table; an error names the
@@ -112,6 +121,10 @@ func (c *Cluster) newControllers(clk clock.WithTickerAndDelayedExecution) ([]con
 		ctl, err := d.new(c.Client(d.agent), clk)
 		if err != nil {
 			return nil, fmt.Errorf("error starting %q: %w", d.name, err)
+		}
+		// --horizontal-pod-autoscaler-downscale-stabilization
+		if s, ok := ctl.(interface{ SetDownscaleStabilization(time.Duration) }); ok && c.cfg.HPADownscaleStabilization > 0 {
+			s.SetDownscaleStabilization(c.cfg.HPADownscaleStabilization)
 		}
 		out = append(out, ctl)
 	}

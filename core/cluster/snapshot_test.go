@@ -147,6 +147,24 @@ apiVersion: coordination.k8s.io/v1
 kind: Lease
 metadata: {name: mine, namespace: shop}
 spec: {holderIdentity: me}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: secrets, namespace: shop}
+spec: {hard: {count/secrets: "100"}}
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: claims, namespace: shop}
+spec: {limits: [{type: PersistentVolumeClaim, min: {storage: 1Mi}}]}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: elsewhere, namespace: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: elsewhere}
+  minReplicas: 1
+  maxReplicas: 2
 `
 
 // A whole cluster stopped and started again from its store's snapshot:

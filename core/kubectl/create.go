@@ -93,7 +93,8 @@ func (s *session) newCreateCommand() *cobra.Command {
 	pf.add(cmd)
 	cmd.AddCommand(s.newCreateDeploymentCommand(), s.newCreateNamespaceCommand(), s.newCreateConfigMapCommand(),
 		s.newCreateSecretCommand(), s.newCreateServiceCommand(), s.newCreateJobCommand(), s.newCreateCronJobCommand(),
-		s.newCreateServiceAccountCommand(), s.newCreatePDBCommand(), s.newCreatePriorityClassCommand())
+		s.newCreateServiceAccountCommand(), s.newCreatePDBCommand(), s.newCreatePriorityClassCommand(),
+		s.newCreateQuotaCommand())
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -178,6 +179,21 @@ func (s *session) describe(res apiResource, obj map[string]any, events bool) (st
 			return "", err
 		}
 		return d.replicaSet(&rs)
+	case "autoscaling/HorizontalPodAutoscaler":
+		var h autoscalingv2.HorizontalPodAutoscaler
+		if res.Version != "v2" {
+			break // the v1 view: the generic description
+		}
+		if err := fromMap(obj, &h); err != nil {
+			return "", err
+		}
+		return d.hpa(&h)
+	case "/ResourceQuota":
+		var q corev1.ResourceQuota
+		if err := fromMap(obj, &q); err != nil {
+			return "", err
+		}
+		return d.resourceQuota(&q)
 	case "discovery.k8s.io/EndpointSlice":
 		var eps discoveryv1.EndpointSlice
 		if err := fromMap(obj, &eps); err != nil {

@@ -164,6 +164,13 @@ func (s *session) resolve(arg string) (apiResource, error) {
 			return r, nil
 		}
 	}
+	if version != "" {
+		if r, ok := s.otherVersion(schema.GroupVersion{Group: group, Version: version}, func(r apiResource) bool {
+			return name == r.Name || name == r.Singular || name == strings.ToLower(r.Kind) || contains(r.ShortNames, name)
+		}); ok {
+			return r, nil
+		}
+	}
 	return apiResource{}, &noResourceError{resource: arg}
 }
 
@@ -177,6 +184,9 @@ func (s *session) forKind(gvk schema.GroupVersionKind) (apiResource, bool, error
 		if r.Group == gvk.Group && r.Version == gvk.Version && r.Kind == gvk.Kind {
 			return r, true, nil
 		}
+	}
+	if r, ok := s.otherVersion(gvk.GroupVersion(), func(r apiResource) bool { return r.Kind == gvk.Kind }); ok {
+		return r, true, nil
 	}
 	return apiResource{}, false, nil
 }

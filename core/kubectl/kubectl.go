@@ -243,7 +243,7 @@ func (s *session) rootCommand() *cobra.Command {
 		}
 	}
 	add("basic", s.newCreateCommand(), s.newExposeCommand(), s.newRunCommand(), s.newExplainCommand(), s.newGetCommand(), s.newDeleteCommand())
-	add("deploy", s.newRolloutCommand(), s.newScaleCommand())
+	add("deploy", s.newRolloutCommand(), s.newScaleCommand(), s.newAutoscaleCommand())
 	add("basic", s.newSetCommand())
 	add("cluster", s.newClusterInfoCommand(), s.newTopCommand(), s.newCordonCommand(true), s.newCordonCommand(false), s.newDrainCommand(), s.newTaintCommand())
 	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newExecCommand(), s.newAttachCommand(), s.newPortForwardCommand(), s.newEventsCommand(), s.newSchedulingCommand())

@@ -12,7 +12,8 @@
 // (event.go), services, endpoints and endpointslices (service.go),
 // configmaps, secrets, serviceaccounts, leases and priorityclasses
 // (config.go), deployments, replicasets, daemonsets and statefulsets
-// (apps.go), jobs and cronjobs (batch.go), poddisruptionbudgets (policy.go).
+// (apps.go), jobs and cronjobs (batch.go), poddisruptionbudgets (policy.go),
+// horizontalpodautoscalers and resourcequotas (autoscaling.go).
 // Any other object gets the default NAME / CREATED AT columns.
 //
 // Like kube-apiserver (which generates tables with Wide: true), a row always

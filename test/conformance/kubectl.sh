@@ -15,7 +15,9 @@ work=$(mktemp -d)
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 port=$(( 20000 + RANDOM % 20000 ))
 export KUBECONFIG=$work/kubeconfig
-"$KUBETAB" cluster --addr "127.0.0.1:$port" --kubeconfig "$KUBECONFIG" >"$work/cluster.log" 2>&1 &
+# The HPA's downscale window is kube-controller-manager's flag, shortened
+# from 5 min so the autoscale checks below see the scale down.
+"$KUBETAB" cluster --addr "127.0.0.1:$port" --kubeconfig "$KUBECONFIG" --horizontal-pod-autoscaler-downscale-stabilization=15s >"$work/cluster.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
   grep -q ready "$work/cluster.log" 2>/dev/null && break
@@ -473,6 +475,100 @@ check "get all lists the rc" 0 '^replicationcontroller/legacy +2 +2 +2 ' -- get 
 check "scale rc" 0 '^replicationcontroller/legacy scaled$' -- scale rc legacy --replicas=1
 until_count 60 1 "rc scaled to one pod" '^legacy-[a-z0-9]{5} +1/1 +Running' -- get pods -l app=legacy
 check "delete rc" 0 '^replicationcontroller "legacy" deleted' -- delete rc legacy
+
+# --- ResourceQuota, LimitRange and HorizontalPodAutoscaler (issue 14) ---
+# In namespaces of their own, deleted at the end, so nothing above sees them.
+check "quota: create namespace" 0 '^namespace/quota-demo created$' -- create namespace quota-demo
+check "create quota" 0 '^resourcequota/q created$' -- create quota q -n quota-demo --hard=pods=2,count/configmaps=5
+until_ok 30 "quota status.used filled by the controller" '^0$' -- get quota q -n quota-demo -o 'jsonpath={.status.used.pods}'
+check "quota: first pod" 0 '^pod/p1 created$' -- run p1 -n quota-demo --image=hello --restart=Never
+check "quota: second pod" 0 '^pod/p2 created$' -- run p2 -n quota-demo --image=hello --restart=Never
+check "quota exceeded" 1 '^Error from server \(Forbidden\): pods "p3" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2$' -- run p3 -n quota-demo --image=hello --restart=Never
+check "get quota columns" 0 '^NAME +AGE +REQUEST +LIMIT$' -- get quota -n quota-demo
+check "get quota row" 0 '^q +[0-9]+[sm] +count/configmaps: 1/5, pods: 2/2 *$' -- get quota q -n quota-demo
+check "describe quota" 0 '^pods +2 +2$' -- describe quota q -n quota-demo
+check "quota freed by a delete" 0 '^pod "p2" force deleted' -- delete pod p2 -n quota-demo --grace-period=0 --force
+until_ok 30 "quota used drops to 1" '^1$' -- get quota q -n quota-demo -o 'jsonpath={.status.used.pods}'
+
+cat >"$work/limits.yaml" <<'YAML'
+apiVersion: v1
+kind: LimitRange
+metadata:
+  name: limits
+spec:
+  limits:
+  - type: Container
+    default:
+      cpu: 200m
+    defaultRequest:
+      cpu: 100m
+    max:
+      cpu: "1"
+YAML
+cat >"$work/big.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: big
+spec:
+  containers:
+  - name: app
+    image: hello
+    resources:
+      limits:
+        cpu: "2"
+YAML
+check "limitrange: create namespace" 0 '^namespace/limits-demo created$' -- create namespace limits-demo
+check "create limitrange" 0 '^limitrange/limits created$' -- create -f "$work/limits.yaml" -n limits-demo
+check "limitrange default applied" 0 '^100m 200m$' -- run lr -n limits-demo --image=hello --restart=Never --dry-run=server -o 'jsonpath={.spec.containers[0].resources.requests.cpu} {.spec.containers[0].resources.limits.cpu}'
+check "limitrange annotation" 0 '^LimitRanger plugin set: cpu request for container lr; cpu limit for container lr$' -- run lr -n limits-demo --image=hello --restart=Never --dry-run=server -o 'jsonpath={.metadata.annotations.kubernetes\.io/limit-ranger}'
+check "limitrange max" 1 'pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2$' -- create -f "$work/big.yaml" -n limits-demo
+check "get limits" 0 '^limits +[0-9]{4}-' -- get limits -n limits-demo
+
+# autoscale a Deployment of the cpu image (a loop that never sleeps),
+# limited to 200m of cpu: 200 % of its 100m request against a 50 % target.
+cat >"$work/burn.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: burn
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: burn
+  template:
+    metadata:
+      labels:
+        app: burn
+    spec:
+      containers:
+      - name: cpu
+        image: cpu
+        resources:
+          requests:
+            cpu: 100m
+          limits:
+            cpu: 200m
+YAML
+check "hpa: create namespace" 0 '^namespace/hpa-demo created$' -- create namespace hpa-demo
+check "hpa: create cpu deployment" 0 '^deployment.apps/burn created$' -- create -f "$work/burn.yaml" -n hpa-demo
+check "autoscale" 0 '^horizontalpodautoscaler.autoscaling/burn autoscaled$' -- autoscale deployment burn -n hpa-demo --min=1 --max=3 --cpu-percent=50
+check "get hpa columns" 0 '^NAME +REFERENCE +TARGETS +MINPODS +MAXPODS +REPLICAS +AGE$' -- get hpa -n hpa-demo
+check "hpa stored as v2" 0 '^50$' -- get horizontalpodautoscalers.v2.autoscaling burn -n hpa-demo -o 'jsonpath={.spec.metrics[0].resource.target.averageUtilization}'
+until_ok 180 "hpa scales the busy deployment up to 3" '^3$' -- get deploy burn -n hpa-demo -o 'jsonpath={.spec.replicas}'
+until_ok 60 "get hpa row" '^burn +Deployment/burn +cpu: [0-9]+%/50% +1 +3 +3 +' -- get hpa burn -n hpa-demo
+check "SuccessfulRescale up" 0 'New size: 3; reason: cpu resource utilization \(percentage of request\) above target' -- get events -n hpa-demo --field-selector reason=SuccessfulRescale -o 'jsonpath={range .items[*]}{.message}{"\n"}{end}'
+check "describe hpa conditions" 0 'ScalingActive +True +ValidMetricFound' -- describe hpa burn -n hpa-demo
+check "hpa v1 view" 0 '^50 [0-9]+$' -- get horizontalpodautoscalers.v1.autoscaling burn -n hpa-demo -o 'jsonpath={.spec.targetCPUUtilizationPercentage} {.status.currentCPUUtilizationPercentage}'
+# The load stops: the same Deployment, an image that sleeps.
+check "hpa: load stops" 0 '^deployment.apps/burn image updated$' -- set image deployment/burn cpu=sleep -n hpa-demo
+until_ok 240 "hpa scales back down to 1" '^1$' -- get deploy burn -n hpa-demo -o 'jsonpath={.spec.replicas}'
+check "SuccessfulRescale down" 0 'New size: 1; reason: All metrics below target' -- get events -n hpa-demo --field-selector reason=SuccessfulRescale -o 'jsonpath={range .items[*]}{.message}{"\n"}{end}'
+check "delete hpa" 0 '^horizontalpodautoscaler.autoscaling "burn" deleted' -- delete hpa burn -n hpa-demo
+for ns in quota-demo limits-demo hpa-demo; do
+  check "delete namespace $ns" 0 "^namespace \"$ns\" deleted" -- delete namespace "$ns" --wait=false
+done
 
 echo
 echo "kubectl conformance: $passed passed, $failed failed"

@@ -15,10 +15,11 @@ import (
 // kubetab, in upstream's order. Mutating plugins run on the object as the
 // client sent it, before defaults and validation; validating ones after.
 //
-//	mutating:   NamespaceLifecycle, ServiceAccount, Priority
-//	validating: Priority (PriorityClasses)
+//	mutating:   NamespaceLifecycle, ServiceAccount, Priority, LimitRanger
+//	validating: Priority (PriorityClasses), ResourceQuota
 //
-// NamespaceLifecycle is in core_namespace.go, Priority in scheduling.go.
+// NamespaceLifecycle is in core_namespace.go, Priority in scheduling.go,
+// LimitRanger and ResourceQuota in admission_quota.go.
 
 // ServiceAccount token volume, as upstream's ServiceAccount admission plugin
 // mounts it (plugin/pkg/admission/serviceaccount).

@@ -9,8 +9,9 @@
 // controller, passes the same steps here:
 //
 //	create:  name (generateName) -> uid, creationTimestamp -> mutating admission
-//	         (NamespaceLifecycle, ServiceAccount, Priority) -> PrepareForCreate
-//	         (defaults, clear status) -> Validate -> validating admission ->
+//	         (NamespaceLifecycle, ServiceAccount, Priority, LimitRanger) ->
+//	         PrepareForCreate (defaults, clear status) -> Validate -> validating
+//	         admission (Priority, ResourceQuota) ->
 //	         BeginCreate (allocate a Service's clusterIP) -> store.Create -> finish
 //	update:  read current -> resourceVersion check (409 Conflict) -> mutating
 //	         admission -> PrepareForUpdate (keep status, bump generation) ->
@@ -22,7 +23,7 @@
 //
 // The files beside this one hold the strategies, one file per API group
 // (core_*.go for the legacy group, apps.go, batch.go, ...), the admission
-// plugins (admission.go, scheduling.go), the Service IP and port allocators
+// plugins (admission.go, scheduling.go, admission_quota.go), the Service IP and port allocators
 // (allocator.go), the metrics API (metrics.go) and the objects a new cluster
 // starts with (bootstrap.go).
 //
@@ -245,6 +246,7 @@ type Registry struct {
 	mu        sync.RWMutex // guards the maps and the admission lists
 	byName    map[schema.GroupResource]*Store
 	byKind    map[schema.GroupVersionKind]*Store
+	byVersion map[schema.GroupVersionResource]*Store
 	byPrefix  map[string]*Store // by Resource.KeyPrefix, for the trace
 	order     []*Store
 	mutating  []Admission
@@ -283,6 +285,7 @@ func New(cfg Config) (*Registry, error) {
 		trace:      cfg.Trace,
 		byName:     map[schema.GroupResource]*Store{},
 		byKind:     map[schema.GroupVersionKind]*Store{},
+		byVersion:  map[schema.GroupVersionResource]*Store{},
 		byPrefix:   map[string]*Store{},
 	}
 	if r.trace != nil {
@@ -296,9 +299,14 @@ func (r *Registry) Register(res *Resource) *Store {
 	s := &Store{Resource: res, reg: r}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.byName[res.GroupResource()] = s
+	// A resource served in a second version (autoscaling/v1 beside v2)
+	// keeps its first, preferred, version under its name and prefix.
+	if _, dup := r.byName[res.GroupResource()]; !dup {
+		r.byName[res.GroupResource()] = s
+		r.byPrefix[res.KeyPrefix] = s
+	}
+	r.byVersion[res.GroupVersionResource()] = s
 	r.byKind[res.GroupVersionKind()] = s
-	r.byPrefix[res.KeyPrefix] = s
 	r.order = append(r.order, s)
 	return s
 }
@@ -333,6 +341,14 @@ func (r *Registry) Lookup(gr schema.GroupResource) (*Store, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	s, ok := r.byName[gr]
+	return s, ok
+}
+
+// LookupVersion finds the store of one version of a resource.
+func (r *Registry) LookupVersion(gvr schema.GroupVersionResource) (*Store, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s, ok := r.byVersion[gvr]
 	return s, ok
 }
 
@@ -417,6 +433,7 @@ type CreateOptions struct {
 
 // Create stores a new object in namespace and returns it as stored.
 func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object, opts CreateOptions) (runtime.Object, error) {
+	ctx = withDryRun(ctx, opts.DryRun)
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -641,6 +658,7 @@ type UpdateOptions struct {
 // stored one, or the answer is 409 Conflict; an empty one updates whatever is
 // current (upstream allows unconditional updates for most resources).
 func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptions) (runtime.Object, error) {
+	ctx = withDryRun(ctx, opts.DryRun)
 	if err := s.checkKind(obj); err != nil {
 		return nil, err
 	}

@@ -13,7 +13,8 @@ import (
 
 // Default returns a registry with every resource kubetab serves and the
 // admission plugins kube-apiserver enables by default that matter here:
-// NamespaceLifecycle, ServiceAccount and Priority (see admission.go).
+// NamespaceLifecycle, ServiceAccount, Priority, LimitRanger and ResourceQuota
+// (see admission.go and admission_quota.go).
 func Default(cfg Config) (*Registry, error) {
 	r, err := New(cfg)
 	if err != nil {
@@ -26,6 +27,9 @@ func Default(cfg Config) (*Registry, error) {
 	r.AddMutatingAdmission(r.admitServiceAccount)
 	r.AddMutatingAdmission(r.admitPodPriority)
 	r.AddAdmission(r.admitPriorityClass)
+	// LimitRanger and ResourceQuota (admission_quota.go); quota runs last.
+	r.AddMutatingAdmission(r.admitLimitRanger)
+	r.AddAdmission(r.admitResourceQuota)
 	return r, nil
 }
 
@@ -34,10 +38,11 @@ func Default(cfg Config) (*Registry, error) {
 //
 //	core/v1                namespaces nodes pods events services endpoints
 //	                       configmaps secrets serviceaccounts podtemplates
-//	                       replicationcontrollers
+//	                       replicationcontrollers resourcequotas limitranges
 //	apps/v1                deployments replicasets daemonsets statefulsets
 //	                       controllerrevisions
 //	batch/v1               jobs cronjobs
+//	autoscaling/v2, v1     horizontalpodautoscalers (one storage, autoscaling.go)
 //	policy/v1              poddisruptionbudgets
 //	discovery.k8s.io/v1    endpointslices
 //	events.k8s.io/v1       events (the core/v1 events, another shape)
@@ -130,6 +135,8 @@ func DefaultResources() []*Resource {
 			NewList:  func() runtime.Object { return &corev1.ReplicationControllerList{} },
 			Strategy: replicationControllerStrategy{},
 		},
+		resourceQuotaResource(),
+		limitRangeResource(),
 		{
 			Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Singular: "deployment",
 			Namespaced: true, ShortNames: []string{"deploy"}, Categories: all,
@@ -201,6 +208,8 @@ func DefaultResources() []*Resource {
 			Strategy: endpointSliceStrategy{},
 		},
 		eventsV1Resource(),
+		hpaResource(),
+		hpaV1Resource(),
 		{
 			Group: coordinationv1.GroupName, Version: "v1", Kind: "Lease", Resource: "leases", Singular: "lease",
 			Namespaced: true, KeyPrefix: "/registry/leases", NoGeneration: true,

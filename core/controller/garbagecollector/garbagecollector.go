@@ -107,8 +107,12 @@ func New(cfg Config) (*GarbageCollector, error) {
 	}
 	resources := cfg.Resources
 	if resources == nil {
+		seen := map[schema.GroupResource]bool{}
 		for _, s := range cfg.Client.Registry().Resources() {
-			if gr := s.Resource.GroupResource(); gr.Resource != "events" {
+			// One monitor per resource, whatever the versions it is
+			// served in (autoscaling/v2 and v1 HPAs are one storage).
+			if gr := s.Resource.GroupResource(); gr.Resource != "events" && !seen[gr] {
+				seen[gr] = true
 				resources = append(resources, gr)
 			}
 		}
