@@ -3,12 +3,14 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -71,6 +73,17 @@ func (f *fieldManagers) get(st *registry.Store, subresource string) (*managedfie
 		for _, rs := range f.s.reg.Resources() {
 			f.scheme.AddKnownTypeWithName(rs.Resource.GroupVersionKind(), rs.Resource.New())
 		}
+		// A kind served in two versions (HPA v1 and v2, events.k8s.io and
+		// core Events) keeps one managedFields list, each entry in the
+		// version its manager wrote: the field manager converts between
+		// them, as upstream's scheme does through the internal version.
+		for _, rs := range f.s.reg.Resources() {
+			if c := rs.Resource.Codec; c != nil {
+				if err := addCodecConversions(f.scheme, rs.Resource.New(), c); err != nil {
+					return nil, err
+				}
+			}
+		}
 		f.byKind = map[fieldManagerKey]*managedfields.FieldManager{}
 	}
 	gvk := st.Resource.GroupVersionKind()
@@ -86,6 +99,24 @@ func (f *fieldManagers) get(st *registry.Store, subresource string) (*managedfie
 	}
 	f.byKind[key] = fm
 	return fm, nil
+}
+
+// addCodecConversions teaches scheme a codec's two conversions, served kind
+// to stored kind and back.
+func addCodecConversions(scheme *runtime.Scheme, served runtime.Object, c *registry.Codec) error {
+	set := func(out any, v runtime.Object) {
+		reflect.ValueOf(out).Elem().Set(reflect.ValueOf(v).Elem())
+	}
+	if err := scheme.AddConversionFunc(served, c.NewStorage(), func(a, b any, _ conversion.Scope) error {
+		set(b, c.ToStorage(a.(runtime.Object)))
+		return nil
+	}); err != nil {
+		return err
+	}
+	return scheme.AddConversionFunc(c.NewStorage(), served, func(a, b any, _ conversion.Scope) error {
+		set(b, c.FromStorage(a.(runtime.Object)))
+		return nil
+	})
 }
 
 // trackUpdate records the manager of a create, update or patch in newObj's

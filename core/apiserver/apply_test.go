@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 	"testing"
 
@@ -158,5 +159,41 @@ func TestCreateRecordsManager(t *testing.T) {
 	code, body, _ = do(t, "POST", base+"?fieldManager=kubectl-create", "application/json", strings.Replace(deploymentJSON, `"name":"web"`, `"name":"web2"`, 1))
 	if d := decodeDeployment(t, body); code != 201 || managers(d) != "kubectl-create/Update" {
 		t.Fatalf("%d %s", code, managers(decodeDeployment(t, body)))
+	}
+}
+
+// TestManagedFieldsAcrossVersions: an HPA written through autoscaling/v1
+// (kubectl autoscale) and then through v2 keeps both managers, each entry in
+// its own version; the field manager converts between the two, so neither
+// write loses its record.
+func TestManagedFieldsAcrossVersions(t *testing.T) {
+	srv, _ := newTestServer(t)
+	v1 := srv.URL + "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+	v2 := srv.URL + "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+	code, body, _ := do(t, "POST", v1+"?fieldManager=kubectl-autoscale", "application/json",
+		`{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":5,"targetCPUUtilizationPercentage":50}}`)
+	if code != 201 {
+		t.Fatalf("create through v1: %d %s", code, body)
+	}
+	code, body, _ = do(t, "PATCH", v2+"/web?fieldManager=bob", "application/merge-patch+json", `{"spec":{"maxReplicas":7}}`)
+	if code != 200 {
+		t.Fatalf("patch through v2: %d %s", code, body)
+	}
+	code, body, _ = do(t, "PATCH", v1+"/web?fieldManager=carol", "application/merge-patch+json", `{"spec":{"minReplicas":2}}`)
+	if code != 200 {
+		t.Fatalf("patch through v1: %d %s", code, body)
+	}
+	var got metav1.PartialObjectMetadata
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	var entries []string
+	for _, m := range got.ManagedFields {
+		entries = append(entries, m.Manager+"@"+m.APIVersion)
+	}
+	sort.Strings(entries)
+	want := "bob@autoscaling/v2,carol@autoscaling/v1,kubectl-autoscale@autoscaling/v1"
+	if strings.Join(entries, ",") != want {
+		t.Errorf("managedFields %v, want %s", entries, want)
 	}
 }
