@@ -130,41 +130,27 @@ func (s *session) newRolloutStatusCommand() *cobra.Command {
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			obj := o.obj
-			for {
+			// The status of the object as it is now: a Deployment's from its
+			// conditions, a DaemonSet's or StatefulSet's from its revisions.
+			status := func(obj map[string]any) (string, bool, error) {
 				if isRevisioned(o.res.Kind) {
 					o.obj = obj
-					msg, done, err := revisionedStatus(o)
-					if err != nil {
-						return err
-					}
-					fmt.Fprint(s.out(), msg)
-					if done || !watch {
-						return nil
-					}
-					next, err := s.nextVersion(ctx, o, obj)
-					if err != nil {
-						if ctx.Err() != nil && s.ctx.Err() == nil {
-							return errors.New("timed out waiting for the condition")
-						}
-						return err
-					}
-					if next == nil {
-						return fmt.Errorf("object has been deleted")
-					}
-					obj = next
-					continue
+					return revisionedStatus(o)
 				}
 				d, err := toDeployment(obj)
 				if err != nil {
-					return err
+					return "", false, err
 				}
 				if revision > 0 {
 					if rev, _ := strconv.ParseInt(d.Annotations[revisionAnnotation], 10, 64); rev != revision {
-						return fmt.Errorf("desired revision (%d) is different from the running revision (%d)", revision, rev)
+						return "", false, fmt.Errorf("desired revision (%d) is different from the running revision (%d)", revision, rev)
 					}
 				}
-				msg, done, err := deploymentStatus(d)
+				return deploymentStatus(d)
+			}
+			obj := o.obj
+			for {
+				msg, done, err := status(obj)
 				if err != nil {
 					return err
 				}
@@ -347,23 +333,11 @@ func (s *session) newRolloutHistoryCommand() *cobra.Command {
 					fmt.Fprintln(s.out(), "No rollout history found.")
 					continue
 				}
-				revs := make([]int64, 0, len(rss))
-				for r := range rss {
-					revs = append(revs, r)
+				causes := make(map[int64]string, len(rss))
+				for r, rs := range rss {
+					causes[r] = rs.Annotations["kubernetes.io/change-cause"]
 				}
-				sort.Slice(revs, func(i, j int) bool { return revs[i] < revs[j] })
-				text, _ := tabbedString(func(w io.Writer) error {
-					fmt.Fprintf(w, "REVISION\tCHANGE-CAUSE\n")
-					for _, r := range revs {
-						cause := rss[r].Annotations["kubernetes.io/change-cause"]
-						if cause == "" {
-							cause = "<none>"
-						}
-						fmt.Fprintf(w, "%d\t%s\n", r, cause)
-					}
-					return nil
-				})
-				fmt.Fprintln(s.out(), text)
+				printHistory(s.out(), causes)
 			}
 			return nil
 		},
@@ -371,6 +345,28 @@ func (s *session) newRolloutHistoryCommand() *cobra.Command {
 	sel.addFlags(cmd, "identifying the resource to get from a server.", "f", "l")
 	cmd.Flags().Int64Var(&revision, "revision", 0, "See the details, including podTemplate of the revision specified")
 	return cmd
+}
+
+// printHistory prints `rollout history`'s table: each revision, oldest
+// first, with its kubernetes.io/change-cause.
+func printHistory(out io.Writer, causes map[int64]string) {
+	revs := make([]int64, 0, len(causes))
+	for r := range causes {
+		revs = append(revs, r)
+	}
+	sort.Slice(revs, func(i, j int) bool { return revs[i] < revs[j] })
+	text, _ := tabbedString(func(w io.Writer) error {
+		fmt.Fprintf(w, "REVISION\tCHANGE-CAUSE\n")
+		for _, r := range revs {
+			cause := causes[r]
+			if cause == "" {
+				cause = "<none>"
+			}
+			fmt.Fprintf(w, "%d\t%s\n", r, cause)
+		}
+		return nil
+	})
+	fmt.Fprintln(out, text)
 }
 
 // annotationsToSkip are the Deployment annotations a rollback keeps.

@@ -118,23 +118,11 @@ func (s *session) revisionHistory(o selected, revision int64) error {
 		fmt.Fprintln(s.out(), "No rollout history found.")
 		return nil
 	}
-	nums := make([]int64, 0, len(revs))
-	for r := range revs {
-		nums = append(nums, r)
+	causes := make(map[int64]string, len(revs))
+	for r, rev := range revs {
+		causes[r] = rev.Annotations["kubernetes.io/change-cause"]
 	}
-	sort.Slice(nums, func(i, j int) bool { return nums[i] < nums[j] })
-	text, _ := tabbedString(func(w io.Writer) error {
-		fmt.Fprintf(w, "REVISION\tCHANGE-CAUSE\n")
-		for _, r := range nums {
-			cause := revs[r].Annotations["kubernetes.io/change-cause"]
-			if cause == "" {
-				cause = "<none>"
-			}
-			fmt.Fprintf(w, "%d\t%s\n", r, cause)
-		}
-		return nil
-	})
-	fmt.Fprintln(s.out(), text)
+	printHistory(s.out(), causes)
 	return nil
 }
 
