@@ -548,23 +548,7 @@ func runHead(b *builtinRun, args []string) int {
 	if !ok {
 		return 1
 	}
-	if len(f.operands) == 0 {
-		f.operands = []string{"-"}
-	}
-	status := 0
-	for i, name := range f.operands {
-		r, err := b.open(name)
-		if err != nil {
-			b.errorf("cannot open '%s' for reading: %s", name, ErrorText(err))
-			status = 1
-			continue
-		}
-		if len(f.operands) > 1 {
-			if i > 0 {
-				fmt.Fprintln(b.streams.Out)
-			}
-			fmt.Fprintf(b.streams.Out, "==> %s <==\n", headerName(name))
-		}
+	return b.eachFile(f.operands, func(r io.Reader) bool {
 		seen := 0
 		var werr error
 		if n > 0 {
@@ -577,7 +561,33 @@ func runHead(b *builtinRun, args []string) int {
 				return werr == nil && seen < n
 			})
 		}
-		if werr != nil {
+		return werr == nil
+	})
+}
+
+// eachFile gives fn each operand's contents in turn (standard input for
+// "-" or none), with the "==> name <==" headers head and tail print between
+// several files. A file that cannot be opened is reported and skipped (exit
+// status 1); fn returns false when writing failed, which ends the command.
+func (b *builtinRun) eachFile(operands []string, fn func(r io.Reader) bool) int {
+	if len(operands) == 0 {
+		operands = []string{"-"}
+	}
+	status := 0
+	for i, name := range operands {
+		r, err := b.open(name)
+		if err != nil {
+			b.errorf("cannot open '%s' for reading: %s", name, ErrorText(err))
+			status = 1
+			continue
+		}
+		if len(operands) > 1 {
+			if i > 0 {
+				fmt.Fprintln(b.streams.Out)
+			}
+			fmt.Fprintf(b.streams.Out, "==> %s <==\n", headerName(name))
+		}
+		if !fn(r) {
 			return 1
 		}
 	}
@@ -600,23 +610,7 @@ func runTail(b *builtinRun, args []string) int {
 	if !ok {
 		return 1
 	}
-	if len(f.operands) == 0 {
-		f.operands = []string{"-"}
-	}
-	status := 0
-	for i, name := range f.operands {
-		r, err := b.open(name)
-		if err != nil {
-			b.errorf("cannot open '%s' for reading: %s", name, ErrorText(err))
-			status = 1
-			continue
-		}
-		if len(f.operands) > 1 {
-			if i > 0 {
-				fmt.Fprintln(b.streams.Out)
-			}
-			fmt.Fprintf(b.streams.Out, "==> %s <==\n", headerName(name))
-		}
+	return b.eachFile(f.operands, func(r io.Reader) bool {
 		var kept []string
 		seen := 0
 		_ = lines(r, func(line string, nl bool) bool {
@@ -640,8 +634,8 @@ func runTail(b *builtinRun, args []string) int {
 		for _, l := range kept {
 			io.WriteString(b.streams.Out, l)
 		}
-	}
-	return status
+		return true
+	})
 }
 
 func runWc(b *builtinRun, args []string) int {
