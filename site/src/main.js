@@ -158,7 +158,9 @@ function welcome() {
 }
 welcome();
 term.prompt();
-term.focus();
+// Ready to type, but the page stays at its top: on a phone the console is
+// below the course, and the learner starts by reading.
+term.focus({ preventScroll: true });
 
 // --- the views beside the console -------------------------------------------------
 // One informer cache feeds every view (cache.js); each view is a module that

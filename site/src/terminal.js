@@ -222,7 +222,10 @@ export class Console {
       this.keyboardUp = vv.height < window.innerHeight - 80;
       this.keepVisible();
     });
-    this.term.textarea && this.term.textarea.addEventListener('focus', () => setTimeout(this.keepVisible, 300));
+    this.term.textarea && this.term.textarea.addEventListener('focus', () => {
+      if (this.quietFocus) this.quietFocus = false; // focus({preventScroll}): the page stays
+      else setTimeout(this.keepVisible, 300);
+    });
   }
 
   cellWidth() {
@@ -300,8 +303,14 @@ export class Console {
     else if (x > this.el.scrollLeft + view) this.el.scrollLeft = x - view / 2;
   }
 
-  focus() {
-    this.term.focus();
+  /** Focus the console; {preventScroll: true} leaves the page where it is. */
+  focus(options) {
+    const input = this.term.textarea;
+    if (options && options.preventScroll && input) {
+      this.quietFocus = document.activeElement !== input;
+      input.focus({ preventScroll: true });
+    }
+    else this.term.focus();
   }
 
   /** Write text (not part of any command's output) above the prompt. */

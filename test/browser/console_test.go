@@ -348,3 +348,20 @@ func TestConsoleScreenshots(t *testing.T) {
 		})
 	}
 }
+
+// TestPhoneOpensAtTop: on a phone the page opens at its top, on the course,
+// though the console has the focus (typing works at once) and the views'
+// tab strip shows its first tab: neither may scroll the page down to them.
+func TestPhoneOpensAtTop(t *testing.T) {
+	t.Parallel()
+	ctx, _ := newBrowser(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	openSite(t, ctx, siteURL)
+	// The console's focus handler acts 300 ms after the focus.
+	got := eval[string](t, ctx, `new Promise(r => setTimeout(r, 600)).then(() => JSON.stringify({y: scrollY, console: document.activeElement === kubetab.console.term.textarea}))`)
+	if got != `{"y":0,"console":true}` {
+		t.Errorf("after the page opened on a phone: %s, want the page at its top with the console focused", got)
+	}
+}

@@ -93,7 +93,12 @@ export function mountViews(root, ctx, views) {
       e.pane.hidden = false;
       e.tab.setAttribute('aria-selected', 'true');
       e.tab.tabIndex = 0;
-      e.tab.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+      // The strip scrolls sideways on a narrow screen: bring the tab into
+      // it, without scrolling the page (scrollIntoView would, on a phone).
+      const strip = nav.getBoundingClientRect();
+      const box = e.tab.getBoundingClientRect();
+      if (box.left < strip.left) nav.scrollLeft -= strip.left - box.left;
+      else if (box.right > strip.right) nav.scrollLeft += box.right - strip.right;
       if (!e.mounted) {
         e.mounted = true;
         try {
