@@ -162,8 +162,10 @@ type podRecord struct {
 	status *corev1.PodStatus
 	// volumes are the pod's volumes that were set up, by name.
 	volumes map[string]*mountedVolume
-	// written is the pod as the kubelet's last status write returned it.
-	written *corev1.Pod
+	// written is the pod as the kubelet's last status write returned it;
+	// writtenFrom the resourceVersion that write replaced.
+	written     *corev1.Pod
+	writtenFrom string
 	// termMessages caches exited containers' termination messages, by
 	// container ID: they are read from a file or the log once.
 	termMessages map[string]string
@@ -311,6 +313,7 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 			case old.UID != p.UID: // deleted and created again under the same name
 				q.Add(old.UID)
 				q.Add(p.UID)
+			case kl.ownStatusWrite(old, p): // nothing else changed: no need to compare
 			case specOrMetaChanged(old, p):
 				q.Add(p.UID)
 			}
@@ -369,6 +372,19 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 }
 
 const uidIndex = "uid"
+
+// ownStatusWrite reports whether an update from old to p is the kubelet's
+// own last status write. That write replaced old's resourceVersion (it was
+// conditional on it) through the status subresource, which keeps the spec,
+// with old's metadata: it changed the status alone. It spares the informer's
+// handler specOrMetaChanged's deep comparison on every one of its writes.
+func (kl *Kubelet) ownStatusWrite(old, p *corev1.Pod) bool {
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	rec := kl.pods[p.UID]
+	return rec != nil && rec.written != nil && rec.writtenFrom != "" &&
+		rec.written.ResourceVersion == p.ResourceVersion && rec.writtenFrom == old.ResourceVersion
+}
 
 // specOrMetaChanged reports whether an update is more than a status change.
 func specOrMetaChanged(old, p *corev1.Pod) bool {

@@ -50,41 +50,68 @@ func (kl *Kubelet) syncPod(ctx context.Context, uid types.UID) (time.Duration, e
 }
 
 // syncRunningPod brings a live pod's containers to its spec.
+//
+// It writes the pod's status before acting (what the runtime has now) and
+// after, except when it re-creates a lost sandbox: then the containers it
+// sees are the exited records of the old sandbox, which this same sync
+// replaces, and the status before acting would only make the pod flap
+// (not ready for a moment, its endpoints removed and added back, its
+// ReplicaSet's status written twice). That sync writes once, after acting,
+// as upstream's status manager sends only the latest status it was given
+// for a pod (pkg/kubelet/status/status_manager.go syncBatch); the status
+// still shows what the old sandbox left: restartCount + 1 and
+// lastState.terminated (255 Unknown).
 func (kl *Kubelet) syncRunningPod(ctx context.Context, pod *corev1.Pod) (time.Duration, error) {
+	// The pod's sandbox: here, its network (CNI ADD). A pod that has
+	// containers in the runtime but no sandbox lost it (the machine
+	// rebooted: the runtime recovered its containers, exited, but not
+	// their network): upstream's computePodActions re-creates the sandbox,
+	// unless the pod is never restarted and its containers have run.
+	var lost []cri.ContainerStatus
+	if _, has := kl.podNetwork(pod.UID); !has {
+		lost = kl.runtime.ListContainers(cri.ContainerFilter{PodUID: string(pod.UID)})
+	}
+	if len(lost) > 0 && pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+		_, err := kl.syncStatus(ctx, pod, false) // its containers exited: the pod fails
+		return 0, err
+	}
+
 	// The status as things are, before acting: a new pod shows Pending with
 	// its containers waiting in ContainerCreating while images are pulled.
-	pod, err := kl.syncStatus(ctx, pod, false)
-	if err != nil {
-		return 0, err
+	// When the sandbox is re-created below it is written only if the sync
+	// stops before starting containers.
+	written := false
+	statusBeforeActing := func() error {
+		if written {
+			return nil
+		}
+		written = true
+		p, err := kl.syncStatus(ctx, pod, false)
+		pod = p
+		return err
+	}
+	if len(lost) == 0 {
+		if err := statusBeforeActing(); err != nil {
+			return 0, err
+		}
 	}
 
 	// Its volumes, before anything runs (upstream: WaitForAttachAndMount).
 	// Set up volumes are refreshed: a changed ConfigMap reaches its files.
 	if ready, retry := kl.mountVolumes(ctx, pod); !ready {
 		kl.enqueueAfter(pod.UID, retry)
-		return 0, nil
+		return 0, statusBeforeActing()
 	}
 
-	// The pod's sandbox: here, its network (CNI ADD). A pod that has
-	// containers in the runtime but no sandbox lost it (the machine
-	// rebooted: the runtime recovered its containers, exited, but not
-	// their network): upstream's computePodActions re-creates the sandbox,
-	// unless the pod is never restarted and its containers have run.
-	if _, has := kl.podNetwork(pod.UID); !has {
-		if old := kl.runtime.ListContainers(cri.ContainerFilter{PodUID: string(pod.UID)}); len(old) > 0 {
-			if pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
-				_, err := kl.syncStatus(ctx, pod, false) // its containers exited: the pod fails
-				return 0, err
-			}
-			kl.recorder.Eventf(pod, corev1.EventTypeNormal, EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
-			kl.sandboxChanged(pod.UID, old)
-		}
+	if len(lost) > 0 {
+		kl.recorder.Eventf(pod, corev1.EventTypeNormal, EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.")
+		kl.sandboxChanged(pod.UID, lost)
 	}
 	if _, err := kl.setupNetwork(pod); err != nil {
 		kl.enqueueAfter(pod.UID, sandboxRetryDelay)
 		kl.recorder.Eventf(pod, corev1.EventTypeWarning, EventFailedCreatePodSandBox,
 			"Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox %q: %v", string(pod.UID), err)
-		return 0, nil
+		return 0, statusBeforeActing()
 	}
 
 	// The next sync is scheduled before the status that shows why it is
@@ -92,7 +119,7 @@ func (kl *Kubelet) syncRunningPod(ctx context.Context, pod *corev1.Pod) (time.Du
 	// sees that status and moves the clock is sure to wake the pod up.
 	kl.enqueueAfter(pod.UID, kl.syncContainers(ctx, pod))
 
-	pod, err = kl.syncStatus(ctx, pod, false)
+	pod, err := kl.syncStatus(ctx, pod, false)
 	if err != nil {
 		return 0, err
 	}

@@ -82,6 +82,15 @@ func TestRebootRestartsContainers(t *testing.T) {
 			before := n.waitPod(t, "web", "Running and Ready", isRunningReady)
 			was := containerStatus(before, "hello")
 
+			// Every status written from the reboot on.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w, err := n.c.Pods().Watch(ctx, "default", registry.ListOptions{ResourceVersion: before.ResourceVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+
 			n = n.reboot(t)
 			if tc.policy == corev1.RestartPolicyNever {
 				p := n.waitPod(t, "web", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
@@ -104,6 +113,20 @@ func TestRebootRestartsContainers(t *testing.T) {
 				t.Errorf("after the reboot: %s", describe(p))
 			}
 			n.waitEvents(t, "web", EventSandboxChanged, "Pod sandbox changed, it will be killed and re-created.", 1)
+			// The sync that re-creates the sandbox writes once, after
+			// starting the containers: the pod never shows the old
+			// sandbox's exited containers (not ready) in between.
+			if !tc.init {
+				for ev := range w.ResultChan() {
+					q := ev.Object.(*corev1.Pod)
+					if q.Name == "web" && !isRunningReady(q) {
+						t.Errorf("a status written between the reboot and Running again: %s", describe(q))
+					}
+					if q.Name == "web" && q.ResourceVersion == p.ResourceVersion {
+						break
+					}
+				}
+			}
 			if tc.init {
 				setup := containerStatus(p, "setup")
 				if setup.RestartCount != 1 || setup.State.Terminated == nil || setup.State.Terminated.ExitCode != 0 ||

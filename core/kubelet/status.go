@@ -51,7 +51,7 @@ func (kl *Kubelet) syncStatus(ctx context.Context, pod *corev1.Pod, podIsTermina
 		updated, err := kl.client.Pods().UpdateStatus(ctx, p)
 		switch {
 		case err == nil:
-			kl.storeWritten(updated)
+			kl.storeWritten(updated, pod.ResourceVersion)
 			return updated, nil
 		case apierrors.IsNotFound(err):
 			return pod, nil // deleted meanwhile: the informer will tell
@@ -70,12 +70,13 @@ func (kl *Kubelet) syncStatus(ctx context.Context, pod *corev1.Pod, podIsTermina
 	}
 }
 
-// storeWritten remembers the pod as the kubelet's last status write left it.
-func (kl *Kubelet) storeWritten(p *corev1.Pod) {
+// storeWritten remembers the pod as the kubelet's last status write left it,
+// and the resourceVersion from which that write was made.
+func (kl *Kubelet) storeWritten(p *corev1.Pod, from string) {
 	kl.mu.Lock()
 	defer kl.mu.Unlock()
 	if rec := kl.pods[p.UID]; rec != nil {
-		rec.written = p
+		rec.written, rec.writtenFrom = p, from
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -156,5 +158,36 @@ func TestBackOff(t *testing.T) {
 	b.DeletePrefix("uid/")
 	if got := b.Get(key); got != 0 {
 		t.Fatalf("after DeletePrefix: %v", got)
+	}
+}
+
+func TestOwnStatusWrite(t *testing.T) {
+	pod := func(rv string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "u1", ResourceVersion: rv}}
+	}
+	kl := &Kubelet{pods: map[types.UID]*podRecord{"u1": {}}}
+	if kl.ownStatusWrite(pod("10"), pod("11")) {
+		t.Fatal("no write yet: an update is not the kubelet's own")
+	}
+	kl.storeWritten(pod("11"), "10")
+	for _, tc := range []struct {
+		name     string
+		old, cur string
+		want     bool
+	}{
+		{"the write itself", "10", "11", true},
+		{"a later update by someone else", "11", "12", false},
+		{"from another version than the write's (a relist)", "9", "11", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := kl.ownStatusWrite(pod(tc.old), pod(tc.cur)); got != tc.want {
+				t.Errorf("ownStatusWrite(%s -> %s) = %v, want %v", tc.old, tc.cur, got, tc.want)
+			}
+		})
+	}
+	other := pod("11")
+	other.UID = "u2"
+	if kl.ownStatusWrite(pod("10"), other) {
+		t.Error("a pod the kubelet has no record of")
 	}
 }

@@ -626,12 +626,15 @@ func (s *Store) List(ctx context.Context, namespace string, opts ListOptions) (r
 	kvs, rev := s.reg.kv.List(s.prefix(namespace))
 	items := make([]runtime.Object, 0, len(kvs))
 	for _, kv := range kvs {
-		obj, err := s.decode(kv)
+		// Only the objects that match are copied out of the decoded
+		// cache: a kubelet listing the pods of its node does not pay for
+		// the others.
+		obj, err := s.decodeShared(kv)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
 		if s.matches(obj, opts) {
-			items = append(items, obj)
+			items = append(items, obj.DeepCopyObject())
 		}
 	}
 	list := s.Resource.NewList()

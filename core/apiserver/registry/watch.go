@@ -34,12 +34,12 @@ func (s *Store) Watch(ctx context.Context, namespace string, opts ListOptions) (
 	if opts.ResourceVersion == "" || opts.ResourceVersion == "0" {
 		kvs, rev := s.reg.kv.List(s.prefix(namespace))
 		for _, kv := range kvs {
-			obj, err := s.decode(kv)
+			obj, err := s.decodeShared(kv)
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}
 			if s.matches(obj, opts) {
-				initial = append(initial, watch.Event{Type: watch.Added, Object: obj})
+				initial = append(initial, watch.Event{Type: watch.Added, Object: obj.DeepCopyObject()})
 			}
 		}
 		after = rev
