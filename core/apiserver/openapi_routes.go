@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetab/kubetab/core/apiserver/openapi"
 )
@@ -33,12 +32,10 @@ func (s *Server) openAPIResources() []openapi.Resource {
 	var out []openapi.Resource
 	for _, st := range s.reg.Resources() {
 		res := st.Resource
-		if _, custom := res.New().(*unstructured.Unstructured); custom {
-			continue // custom resources: their CRD's schema (not a Go type)
-		}
 		r := openapi.Resource{
 			Group: res.Group, Version: res.Version, Kind: res.Kind, Resource: res.Resource,
 			Namespaced: res.Namespaced, Verbs: resourceVerbs, Object: res.New(), List: res.NewList(),
+			Schema: res.OpenAPISchema,
 		}
 		for _, sub := range res.Subresources {
 			info := subresourceInfo(res, sub)

@@ -28,8 +28,10 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensi
 	n := crd.Status.AcceptedNames
 	gvk := metav1.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: n.Kind}
 	st := &crStrategy{gvk: gvk, namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped}
-	if v.Schema != nil {
+	var openAPI []byte
+	if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
 		st.schema = v.Schema.OpenAPIV3Schema
+		openAPI, _ = json.Marshal(st.schema)
 	}
 	var subs []string
 	if s := v.Subresources; s != nil {
@@ -66,8 +68,9 @@ func customResource(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensi
 			l.SetKind(listKind)
 			return l
 		},
-		Strategy: st,
-		Table:    st.table,
+		Strategy:      st,
+		Table:         st.table,
+		OpenAPISchema: openAPI,
 	}
 }
 

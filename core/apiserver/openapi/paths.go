@@ -54,6 +54,11 @@ type Resource struct {
 	Subresources []Subresource
 	// Object and List are values (or pointers) of the Go types served.
 	Object, List any
+	// Schema, when set, describes the objects instead of Object's Go type:
+	// the JSON of a CRD version's openAPIV3Schema. The definitions are
+	// named as upstream names them (com.example.stable.v1.CronTab), with
+	// apiVersion, kind and metadata added, and a list definition beside.
+	Schema []byte
 }
 
 func (r Resource) groupVersion() string {
@@ -244,8 +249,8 @@ func bodyOf(types []string, ref string) *spec3.RequestBody {
 func (g *schemaGen) addPaths(paths map[string]*spec3.Path, r Resource) {
 	gv := opPrefix(r.Group, r.Version)
 	tg := tag(r.Group, r.Version)
-	objRef := refPrefix + g.define(reflect.TypeOf(r.Object))
-	listRef := refPrefix + g.define(reflect.TypeOf(r.List))
+	objRef := refPrefix + g.defineObject(r, false)
+	listRef := refPrefix + g.defineObject(r, true)
 	statusRef := refPrefix + g.define(reflect.TypeOf(metav1.Status{}))
 	deleteRef := refPrefix + g.define(reflect.TypeOf(metav1.DeleteOptions{}))
 	patchRef := refPrefix + g.define(reflect.TypeOf(metav1.Patch{}))
@@ -307,9 +312,10 @@ func (g *schemaGen) addSubresourcePaths(paths map[string]*spec3.Path, r Resource
 	gv := opPrefix(r.Group, r.Version)
 	tg := tag(r.Group, r.Version)
 	kind, group, version := r.Kind, r.Group, r.Version
-	obj := r.Object
+	ref := refPrefix + g.defineObject(r, false)
 	if sub.Object != nil && sub.Kind != "" {
-		obj, kind, group, version = sub.Object, sub.Kind, sub.Group, sub.Version
+		kind, group, version = sub.Kind, sub.Group, sub.Version
+		ref = refPrefix + g.define(reflect.TypeOf(sub.Object))
 	}
 	gvk := gvkExt(group, version, kind)
 	suffix := upperFirst(sub.Name)
@@ -329,7 +335,6 @@ func (g *schemaGen) addSubresourcePaths(paths map[string]*spec3.Path, r Resource
 		paths[collection+"/{name}/"+sub.Name] = p
 		return
 	}
-	ref := refPrefix + g.define(reflect.TypeOf(obj))
 	for _, verb := range sub.Verbs {
 		switch verb {
 		case "get":

@@ -90,6 +90,10 @@ type Resource struct {
 	// printers (core/printers): custom resources print their CRD's
 	// additionalPrinterColumns.
 	Table func(obj runtime.Object, now time.Time) (*metav1.Table, error)
+	// OpenAPISchema, when set, is the JSON schema of the objects for the
+	// OpenAPI documents (a CRD version's openAPIV3Schema); otherwise they
+	// describe the Go type New returns.
+	OpenAPISchema []byte
 }
 
 // Codec converts between a served kind and the kind it is stored as, the way
