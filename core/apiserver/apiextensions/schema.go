@@ -79,8 +79,8 @@ func validateStructural(s *apiextensionsv1.JSONSchemaProps, p *field.Path, root 
 		} else if v, err := decodeJSON(s.Default); err != nil {
 			errs = append(errs, field.Invalid(p.Child("default"), string(s.Default.Raw), err.Error()))
 		} else {
-			for _, e := range validateValue(v, s, "") {
-				errs = append(errs, field.Invalid(p.Child("default"), string(s.Default.Raw), e.Error()))
+			for _, e := range validateValue(v, s, "default") {
+				errs = append(errs, field.Invalid(p.Child("default"), v, e.Detail))
 			}
 		}
 	}
