@@ -210,7 +210,11 @@ func TestValidateCRD(t *testing.T) {
 			}
 		})
 	}
-	if errs := validateCRD(func() *apiextensionsv1.CustomResourceDefinition { c := parseCRD(t, crontabCRD); setDefaults(c); return c }()); len(errs) > 0 {
+	if errs := validateCRD(func() *apiextensionsv1.CustomResourceDefinition {
+		c := parseCRD(t, crontabCRD)
+		setDefaults(c)
+		return c
+	}()); len(errs) > 0 {
 		t.Fatalf("the valid CRD: %v", errs)
 	}
 }

@@ -294,7 +294,7 @@ func (g *schemaGen) addPaths(paths map[string]*spec3.Path, r Resource) {
 		item.Put = operation("replace"+gv+scope+r.Kind, "put", "replace the specified "+r.Kind, tg, gvk, updateParams, bodyOf([]string{"*/*"}, objRef), objRef, responseTypes, 200, 201)
 	}
 	if has("patch") {
-		item.Patch = operation("patch"+gv+scope+r.Kind, "patch", "partially update the specified "+r.Kind, tg, gvk, patchParams, bodyOf(patchTypes, patchRef), objRef, responseTypes, 200, 201)
+		item.Patch = operation("patch"+gv+scope+r.Kind, "patch", "partially update the specified "+r.Kind, tg, gvk, patchParams, bodyOf(r.patchTypes(), patchRef), objRef, responseTypes, 200, 201)
 	}
 	if has("delete") {
 		item.Delete = operation("delete"+gv+scope+r.Kind, "delete", "delete "+article(r.Kind)+" "+r.Kind, tg, gvk, deleteParams,
@@ -342,12 +342,28 @@ func (g *schemaGen) addSubresourcePaths(paths map[string]*spec3.Path, r Resource
 		case "update":
 			p.Put = operation("replace"+gv+scope+r.Kind+suffix, "put", "replace "+sub.Name+" of the specified "+r.Kind, tg, gvk, updateParams, bodyOf([]string{"*/*"}, ref), ref, responseTypes, 200, 201)
 		case "patch":
-			p.Patch = operation("patch"+gv+scope+r.Kind+suffix, "patch", "partially update "+sub.Name+" of the specified "+r.Kind, tg, gvk, patchParams, bodyOf(patchTypes, patchRef), ref, responseTypes, 200, 201)
+			p.Patch = operation("patch"+gv+scope+r.Kind+suffix, "patch", "partially update "+sub.Name+" of the specified "+r.Kind, tg, gvk, patchParams, bodyOf(r.patchTypes(), patchRef), ref, responseTypes, 200, 201)
 		case "create":
 			p.Post = operation("create"+gv+scope+r.Kind+suffix, "post", "create "+sub.Name+" of "+article(r.Kind)+" "+r.Kind, tg, gvk, createParams, bodyOf([]string{"*/*"}, ref), ref, responseTypes, 200, 201, 202)
 		}
 	}
 	paths[collection+"/{name}/"+sub.Name] = p
+}
+
+// patchTypes are the patch media types r accepts: custom resources have
+// no patch strategies, and take no strategic merge patch (kubectl, seeing
+// it missing, sends a JSON merge patch).
+func (r Resource) patchTypes() []string {
+	if r.Schema == nil {
+		return patchTypes
+	}
+	var out []string
+	for _, t := range patchTypes {
+		if t != "application/strategic-merge-patch+json" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // article is "a" or "an", as upstream's descriptions say ("create an Event").
