@@ -360,6 +360,10 @@ func New(cfg Config) (*Cluster, error) {
 	if c.CRDs, err = apiextensions.Install(reg); err != nil {
 		return nil, err
 	}
+	// A restored store's CRDs are served before its keys are checked.
+	if err := c.CRDs.SyncAll(context.Background()); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+	}
 	if cfg.Snapshot != nil {
 		if err := c.adoptSnapshotNodes(); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)

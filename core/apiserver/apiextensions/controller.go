@@ -258,3 +258,18 @@ func (c *Controller) finalizeLocked(ctx context.Context, crd *apiextensionsv1.Cu
 	}
 	return err
 }
+
+// SyncAll syncs every stored CRD: a cluster restored from a snapshot or a
+// data directory serves its custom resources before anything reads them.
+func (c *Controller) SyncAll(ctx context.Context) error {
+	list, err := c.crds.List(ctx, "", registry.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, crd := range list.(*apiextensionsv1.CustomResourceDefinitionList).Items {
+		if err := c.Sync(ctx, crd.Name); err != nil {
+			return fmt.Errorf("apiextensions: %s: %w", crd.Name, err)
+		}
+	}
+	return nil
+}
