@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +47,9 @@ type output struct {
 	// include is the Table's includeObject (None, Metadata, Object); see
 	// table.go.
 	include metav1.IncludeObjectPolicy
+	// table, when set, builds the Table instead of the printers: a custom
+	// resource's additionalPrinterColumns (registry.Resource.Table).
+	table func(obj runtime.Object, now time.Time) (*metav1.Table, error)
 }
 
 // acceptedMediaTypes is what the 406 answer lists.

@@ -35,6 +35,7 @@ func (s *Server) openAPIResources() []openapi.Resource {
 		r := openapi.Resource{
 			Group: res.Group, Version: res.Version, Kind: res.Kind, Resource: res.Resource,
 			Namespaced: res.Namespaced, Verbs: resourceVerbs, Object: res.New(), List: res.NewList(),
+			Schema: res.OpenAPISchema,
 		}
 		for _, sub := range res.Subresources {
 			info := subresourceInfo(res, sub)

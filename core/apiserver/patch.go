@@ -12,6 +12,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,6 +40,15 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
 			Message: "the body of the request was in an unknown format - accepted media types include: " +
 				"application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml",
+		}}
+	}
+	if _, custom := st.Resource.New().(*unstructured.Unstructured); custom && pt == types.StrategicMergePatchType {
+		// Upstream's crdHandler: custom resources have no Go type, so no
+		// patch strategies.
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: "the body of the request was in an unknown format - accepted media types include: " +
+				"application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
 		}}
 	}
 	wo, err := parseWriteOptions(r, "patch", pt)

@@ -156,6 +156,7 @@ func (s *Server) resources(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, err)
 			return
 		}
+		info.Out.table = st.Resource.Table
 	}
 	if who := traceComponent(r); who != "" && s.reg.Trace() != nil {
 		var tw *tracedWriter
@@ -194,7 +195,7 @@ func (s *Server) writeObject(w http.ResponseWriter, info requestInfo, code int, 
 	if _, isStatus := obj.(*metav1.Status); !isStatus {
 		switch info.Out.shape {
 		case shapeTable:
-			t, err := toTable(obj, info.Out.include, s.now())
+			t, err := toTable(obj, info.Out, s.now())
 			if err != nil {
 				return apierrors.NewInternalError(err)
 			}

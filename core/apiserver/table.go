@@ -43,8 +43,13 @@ func includeObject(r *http.Request, out output) (metav1.IncludeObjectPolicy, err
 
 // toTable prints obj (an object or a list) as a Table whose rows carry the
 // objects as include asks.
-func toTable(obj runtime.Object, include metav1.IncludeObjectPolicy, now time.Time) (*metav1.Table, error) {
-	t, err := printers.ToTable(obj, now)
+func toTable(obj runtime.Object, out output, now time.Time) (*metav1.Table, error) {
+	include := out.include
+	convert := printers.ToTable
+	if out.table != nil {
+		convert = out.table
+	}
+	t, err := convert(obj, now)
 	if err != nil {
 		return nil, err
 	}

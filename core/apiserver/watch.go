@@ -228,7 +228,7 @@ func (ws *watchStream) send(ev watch.Event) bool {
 	if ev.Type != watch.Error && ev.Type != watch.Bookmark {
 		switch ws.out.shape {
 		case shapeTable:
-			t, err := toTable(obj, ws.out.include, ws.s.now())
+			t, err := toTable(obj, ws.out, ws.s.now())
 			if err != nil {
 				obj = &apierrors.NewInternalError(err).ErrStatus
 			} else {

@@ -39,6 +39,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetab/kubetab/core/apiserver"
+	"github.com/kubetab/kubetab/core/apiserver/apiextensions"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/kubelet"
@@ -198,8 +199,10 @@ type Cluster struct {
 	cfg      Config
 	Store    *store.Store
 	Registry *registry.Registry
-	API      *apiserver.Server
-	Cache    *cri.CompileCache
+	// CRDs serves CustomResourceDefinitions (core/apiserver/apiextensions).
+	CRDs  *apiextensions.Controller
+	API   *apiserver.Server
+	Cache *cri.CompileCache
 	// hostMemory is the guests' memory of every node together
 	// (Config.HostMemory); nil: not limited.
 	hostMemory *cri.MemoryPool
@@ -354,6 +357,13 @@ func New(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	c.Registry = reg
+	if c.CRDs, err = apiextensions.Install(reg); err != nil {
+		return nil, err
+	}
+	// A restored store's CRDs are served before its keys are checked.
+	if err := c.CRDs.SyncAll(context.Background()); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
+	}
 	if cfg.Snapshot != nil {
 		if err := c.adoptSnapshotNodes(); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadSnapshot, err)
@@ -446,6 +456,8 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	c.sched = sched
 	c.mu.Unlock()
 	runners = append(runners, sched)
+	// apiextensions-apiserver's controllers: CRDs become served resources.
+	runners = append(runners, c.CRDs)
 	// kube-apiserver compacts etcd every 5 minutes (on the cluster's clock).
 	runners = append(runners, &registry.Compactor{Store: c.Store, Clock: clk})
 	if c.wal != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
@@ -23,6 +24,30 @@ import (
 	"github.com/kubetab/kubetab/core/store"
 	"github.com/kubetab/kubetab/wasm/images"
 )
+
+const crontabCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: crontabs.stable.example.com}
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: crontabs, singular: crontab, kind: CronTab}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
+
+const crontab = `
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata: {name: nightly, namespace: shop}
+spec: {cronSpec: "0 3 * * *"}
+`
+
+var crontabsGVR = schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"}
 
 // One object of every kind a learner can make, as `kubectl apply -f` takes
 // them; the controllers add the rest (ReplicaSets, pods, Endpoints,
@@ -188,6 +213,18 @@ func TestSnapshotRestartsTheWholeCluster(t *testing.T) {
 	if out, code := apply(t, c1, everyKind); code != 0 {
 		t.Fatalf("apply: %d %s", code, out)
 	}
+	// A custom resource, once its CRD is served (kubectl, like upstream's,
+	// cannot map a CronTab in the same apply as its CRD).
+	if out, code := apply(t, c1, crontabCRD); code != 0 {
+		t.Fatalf("apply CRD: %d %s", code, out)
+	}
+	eventually(t, 10*time.Second, "crontabs served", func() (bool, string) {
+		_, ok := c1.Registry.LookupVersion(crontabsGVR)
+		return ok, "not yet"
+	})
+	if out, code := apply(t, c1, crontab); code != 0 {
+		t.Fatalf("apply CronTab: %d %s", code, out)
+	}
 	cl1 := c1.Client("test")
 	webPods := labels.SelectorFromSet(labels.Set{"app": "web"})
 	eventually(t, 90*time.Second, "web's pods Running and the Job done", func() (bool, string) {
@@ -268,6 +305,15 @@ func TestSnapshotRestartsTheWholeCluster(t *testing.T) {
 	if err := c2.Start(ctx2); err != nil {
 		t.Fatal(err)
 	}
+	// The restored CRD is served again, with its object.
+	eventually(t, 10*time.Second, "crontabs served after the restart", func() (bool, string) {
+		st, ok := c2.Registry.LookupVersion(crontabsGVR)
+		if !ok {
+			return false, "not served"
+		}
+		_, err := st.Get(ctx2, "shop", "nightly")
+		return err == nil, fmt.Sprint(err)
+	})
 	cl2 := c2.Client("test")
 	restarted := time.Now()
 	defer func() { t.Logf("pods Running again %v after the restart", time.Since(restarted)) }()

@@ -36,8 +36,9 @@ import (
 // scheduler and one node) behind an httptest server, and a client-go
 // clientset that talks to it over HTTP as any Kubernetes client would.
 type testCluster struct {
-	c  *cluster.Cluster
-	cs kubernetes.Interface
+	c   *cluster.Cluster
+	cs  kubernetes.Interface
+	cfg *rest.Config // what cs was made from, for other clients (dynamic)
 }
 
 // startCluster starts a cluster whose store keeps history events (0: the
@@ -69,11 +70,12 @@ func startClusterWith(t *testing.T, history int, contentType string) *testCluste
 	})
 	// QPS < 0 turns off client-go's client-side rate limiter: the churn is
 	// thousands of requests.
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1, UserAgent: "kubetab-clientgo-test", ContentConfig: rest.ContentConfig{ContentType: contentType}})
+	cfg := &rest.Config{Host: srv.URL, QPS: -1, UserAgent: "kubetab-clientgo-test", ContentConfig: rest.ContentConfig{ContentType: contentType}}
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testCluster{c: c, cs: cs}
+	return &testCluster{c: c, cs: cs, cfg: cfg}
 }
 
 // parkedPod is a pod that no component touches: it names a scheduler that

@@ -566,6 +566,108 @@ check "hpa: load stops" 0 '^deployment.apps/burn image updated$' -- set image de
 until_ok 240 "hpa scales back down to 1" '^1$' -- get deploy burn -n hpa-demo -o 'jsonpath={.spec.replicas}'
 check "SuccessfulRescale down" 0 'New size: 1; reason: All metrics below target' -- get events -n hpa-demo --field-selector reason=SuccessfulRescale -o 'jsonpath={range .items[*]}{.message}{"\n"}{end}'
 check "delete hpa" 0 '^horizontalpodautoscaler.autoscaling "burn" deleted' -- delete hpa burn -n hpa-demo
+# CustomResourceDefinitions (issue #14): the CronTab of the upstream task
+# "Extend the Kubernetes API with CustomResourceDefinitions".
+cat >"$work/crd.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names:
+    plural: crontabs
+    singular: crontab
+    kind: CronTab
+    shortNames: [ct]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              cronSpec:
+                type: string
+                description: The cron schedule of the job.
+                pattern: '^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$'
+              image:
+                type: string
+              replicas:
+                type: integer
+                minimum: 1
+                maximum: 10
+                default: 1
+          status:
+            type: object
+            properties:
+              replicas:
+                type: integer
+    subresources:
+      status: {}
+      scale:
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
+    additionalPrinterColumns:
+    - name: Spec
+      type: string
+      jsonPath: .spec.cronSpec
+    - name: Replicas
+      type: integer
+      jsonPath: .spec.replicas
+    - name: Age
+      type: date
+      jsonPath: .metadata.creationTimestamp
+YAML
+cat >"$work/crontab.yaml" <<'YAML'
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: my-new-cron-object
+spec:
+  cronSpec: "* * * * */5"
+  image: my-awesome-cron-image
+YAML
+cat >"$work/badcron.yaml" <<'YAML'
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata:
+  name: bad-cron
+spec:
+  cronSpec: "* * * *"
+  image: my-awesome-cron-image
+  replicas: 15
+YAML
+check "crd: create" 0 '^customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created$' -- apply -f "$work/crd.yaml"
+check "crd: established" 0 'condition met$' -- wait --for condition=established --timeout=20s crd/crontabs.stable.example.com
+check "crd: get crd" 0 '^crontabs.stable.example.com +[0-9]{4}-' -- get crd
+check "crd: api-resources" 0 '^crontabs +ct +stable.example.com/v1 +true +CronTab$' -- api-resources --api-group=stable.example.com
+check "crd: create crontab" 0 '^crontab.stable.example.com/my-new-cron-object created$' -- apply -f "$work/crontab.yaml"
+check "crd: printer columns" 0 '^NAME +SPEC +REPLICAS +AGE$' -- get crontabs
+check "crd: row by short name" 0 '^my-new-cron-object +\* \* \* \* \*/5 +1 +[0-9]+s$' -- get ct
+check "crd: defaulted" 0 '^1$' -- get crontab my-new-cron-object -o 'jsonpath={.spec.replicas}'
+check "crd: invalid crontab" 1 '^The CronTab "bad-cron" is invalid: $' -- apply -f "$work/badcron.yaml"
+check "crd: invalid pattern" 1 '^\* spec.cronSpec: Invalid value: "\* \* \* \*": spec.cronSpec in body should match' -- apply -f "$work/badcron.yaml"
+check "crd: invalid maximum" 1 'spec.replicas: Invalid value: 15: spec.replicas in body should be less than or equal to 10' -- apply -f "$work/badcron.yaml"
+check "crd: apply again (merge patch)" 0 '^crontab.stable.example.com/my-new-cron-object configured$' -- apply -f <(sed 's/my-awesome-cron-image/another-image/' "$work/crontab.yaml")
+check "crd: explain" 0 'cronSpec	<string>' -- explain crontab.spec
+check "crd: explain field" 0 'The cron schedule of the job' -- explain crontab.spec.cronSpec
+check "crd: strategic merge patch refused" 1 '^error: application/strategic-merge-patch\+json is not supported by stable.example.com/v1, Kind=CronTab: the body of the request was in an unknown format - accepted media types include: application/json-patch\+json, application/merge-patch\+json, application/apply-patch\+yaml$' -- patch ct my-new-cron-object -p '{"spec":{"image":"x"}}'
+check "crd: merge patch" 0 'patched$' -- patch ct my-new-cron-object --type=merge -p '{"spec":{"image":"patched"}}'
+check "crd: scale" 0 '^crontab.stable.example.com/my-new-cron-object scaled$' -- scale crontab my-new-cron-object --replicas=3
+check "crd: scaled" 0 '^3$' -- get ct my-new-cron-object -o 'jsonpath={.spec.replicas}'
+check "crd: field selector" 0 '^my-new-cron-object$' -- get ct --field-selector metadata.name=my-new-cron-object -o name --no-headers -o 'jsonpath={.items[*].metadata.name}'
+check "crd: delete crd" 0 '^customresourcedefinition.apiextensions.k8s.io "crontabs.stable.example.com" deleted$' -- delete crd crontabs.stable.example.com
+# kubectl's discovery cache (~/.kube/cache) still lists crontabs, as it does
+# against kube-apiserver; api-resources refreshes it, then the type is gone.
+check "crd: api-resources without crontabs" 0 '^NAME' -- api-resources --api-group=stable.example.com
+check "crd: get after delete" 1 '^error: the server doesn.t have a resource type "crontabs"$' -- get crontabs
+
 for ns in quota-demo limits-demo hpa-demo; do
   check "delete namespace $ns" 0 "^namespace \"$ns\" deleted" -- delete namespace "$ns" --wait=false
 done

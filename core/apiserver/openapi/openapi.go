@@ -109,6 +109,7 @@ func resourcesKey(rs []Resource) string {
 		b.WriteString(r.Version)
 		b.WriteByte('/')
 		b.WriteString(r.Resource)
+		b.Write(r.Schema)
 		for _, sub := range r.Subresources {
 			b.WriteByte('/')
 			b.WriteString(sub.Name)
@@ -135,8 +136,8 @@ func (s *Spec) current() *documents {
 	seen := map[gvKey]bool{}
 	for _, r := range rs {
 		g.addPaths(d.paths, r)
-		setGVK(g, r.Object, r.Group, r.Version, r.Kind)
-		setGVK(g, r.List, r.Group, r.Version, r.Kind+"List")
+		addGVK(g.defs[g.defineObject(r, false)], r.Group, r.Version, r.Kind)
+		addGVK(g.defs[g.defineObject(r, true)], r.Group, r.Version, r.Kind+"List")
 		for _, sub := range r.Subresources {
 			if sub.Object != nil && sub.Kind != "" {
 				setGVK(g, sub.Object, sub.Group, sub.Version, sub.Kind)
@@ -172,8 +173,10 @@ func (s *Spec) current() *documents {
 
 // setGVK appends a group-version-kind to the definition of obj's type.
 func setGVK(g *schemaGen, obj any, group, version, kind string) {
-	name := g.define(reflect.TypeOf(obj))
-	def := g.defs[name]
+	addGVK(g.defs[g.define(reflect.TypeOf(obj))], group, version, kind)
+}
+
+func addGVK(def *spec.Schema, group, version, kind string) {
 	list, _ := def.Extensions["x-kubernetes-group-version-kind"].([]any)
 	for _, x := range list {
 		if m := x.(map[string]any); m["group"] == group && m["version"] == version && m["kind"] == kind {

@@ -54,6 +54,11 @@ type Resource struct {
 	Subresources []Subresource
 	// Object and List are values (or pointers) of the Go types served.
 	Object, List any
+	// Schema, when set, describes the objects instead of Object's Go type:
+	// the JSON of a CRD version's openAPIV3Schema. The definitions are
+	// named as upstream names them (com.example.stable.v1.CronTab), with
+	// apiVersion, kind and metadata added, and a list definition beside.
+	Schema []byte
 }
 
 func (r Resource) groupVersion() string {
@@ -244,8 +249,8 @@ func bodyOf(types []string, ref string) *spec3.RequestBody {
 func (g *schemaGen) addPaths(paths map[string]*spec3.Path, r Resource) {
 	gv := opPrefix(r.Group, r.Version)
 	tg := tag(r.Group, r.Version)
-	objRef := refPrefix + g.define(reflect.TypeOf(r.Object))
-	listRef := refPrefix + g.define(reflect.TypeOf(r.List))
+	objRef := refPrefix + g.defineObject(r, false)
+	listRef := refPrefix + g.defineObject(r, true)
 	statusRef := refPrefix + g.define(reflect.TypeOf(metav1.Status{}))
 	deleteRef := refPrefix + g.define(reflect.TypeOf(metav1.DeleteOptions{}))
 	patchRef := refPrefix + g.define(reflect.TypeOf(metav1.Patch{}))
@@ -289,7 +294,7 @@ func (g *schemaGen) addPaths(paths map[string]*spec3.Path, r Resource) {
 		item.Put = operation("replace"+gv+scope+r.Kind, "put", "replace the specified "+r.Kind, tg, gvk, updateParams, bodyOf([]string{"*/*"}, objRef), objRef, responseTypes, 200, 201)
 	}
 	if has("patch") {
-		item.Patch = operation("patch"+gv+scope+r.Kind, "patch", "partially update the specified "+r.Kind, tg, gvk, patchParams, bodyOf(patchTypes, patchRef), objRef, responseTypes, 200, 201)
+		item.Patch = operation("patch"+gv+scope+r.Kind, "patch", "partially update the specified "+r.Kind, tg, gvk, patchParams, bodyOf(r.patchTypes(), patchRef), objRef, responseTypes, 200, 201)
 	}
 	if has("delete") {
 		item.Delete = operation("delete"+gv+scope+r.Kind, "delete", "delete "+article(r.Kind)+" "+r.Kind, tg, gvk, deleteParams,
@@ -307,9 +312,10 @@ func (g *schemaGen) addSubresourcePaths(paths map[string]*spec3.Path, r Resource
 	gv := opPrefix(r.Group, r.Version)
 	tg := tag(r.Group, r.Version)
 	kind, group, version := r.Kind, r.Group, r.Version
-	obj := r.Object
+	ref := refPrefix + g.defineObject(r, false)
 	if sub.Object != nil && sub.Kind != "" {
-		obj, kind, group, version = sub.Object, sub.Kind, sub.Group, sub.Version
+		kind, group, version = sub.Kind, sub.Group, sub.Version
+		ref = refPrefix + g.define(reflect.TypeOf(sub.Object))
 	}
 	gvk := gvkExt(group, version, kind)
 	suffix := upperFirst(sub.Name)
@@ -329,7 +335,6 @@ func (g *schemaGen) addSubresourcePaths(paths map[string]*spec3.Path, r Resource
 		paths[collection+"/{name}/"+sub.Name] = p
 		return
 	}
-	ref := refPrefix + g.define(reflect.TypeOf(obj))
 	for _, verb := range sub.Verbs {
 		switch verb {
 		case "get":
@@ -337,12 +342,28 @@ func (g *schemaGen) addSubresourcePaths(paths map[string]*spec3.Path, r Resource
 		case "update":
 			p.Put = operation("replace"+gv+scope+r.Kind+suffix, "put", "replace "+sub.Name+" of the specified "+r.Kind, tg, gvk, updateParams, bodyOf([]string{"*/*"}, ref), ref, responseTypes, 200, 201)
 		case "patch":
-			p.Patch = operation("patch"+gv+scope+r.Kind+suffix, "patch", "partially update "+sub.Name+" of the specified "+r.Kind, tg, gvk, patchParams, bodyOf(patchTypes, patchRef), ref, responseTypes, 200, 201)
+			p.Patch = operation("patch"+gv+scope+r.Kind+suffix, "patch", "partially update "+sub.Name+" of the specified "+r.Kind, tg, gvk, patchParams, bodyOf(r.patchTypes(), patchRef), ref, responseTypes, 200, 201)
 		case "create":
 			p.Post = operation("create"+gv+scope+r.Kind+suffix, "post", "create "+sub.Name+" of "+article(r.Kind)+" "+r.Kind, tg, gvk, createParams, bodyOf([]string{"*/*"}, ref), ref, responseTypes, 200, 201, 202)
 		}
 	}
 	paths[collection+"/{name}/"+sub.Name] = p
+}
+
+// patchTypes are the patch media types r accepts: custom resources have
+// no patch strategies, and take no strategic merge patch (kubectl, seeing
+// it missing, sends a JSON merge patch).
+func (r Resource) patchTypes() []string {
+	if r.Schema == nil {
+		return patchTypes
+	}
+	var out []string
+	for _, t := range patchTypes {
+		if t != "application/strategic-merge-patch+json" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // article is "a" or "an", as upstream's descriptions say ("create an Event").

@@ -524,6 +524,23 @@ func (s *Store) GetScale(ctx context.Context, namespace, name string) (*autoscal
 	if err != nil {
 		return nil, err
 	}
+	return s.scaleOf(obj)
+}
+
+// ScaleStrategy is implemented by strategies whose scale subresource is not
+// one of the built-in kinds': a custom resource's, whose CRD names the JSON
+// paths of its replicas (upstream: apiextensions-apiserver's ScaleREST).
+type ScaleStrategy interface {
+	// Scale reads the Scale of obj.
+	Scale(obj runtime.Object) (*autoscalingv1.Scale, error)
+	// SetReplicas sets the desired replicas of obj.
+	SetReplicas(obj runtime.Object, replicas int32) error
+}
+
+func (s *Store) scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
+	if ss, ok := s.Resource.Strategy.(ScaleStrategy); ok {
+		return ss.Scale(obj)
+	}
 	return scaleOf(obj)
 }
 
@@ -582,6 +599,16 @@ func (s *Store) UpdateScale(ctx context.Context, sc *autoscalingv1.Scale, opts U
 			field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, "must be greater than or equal to 0")})
 	}
 	n := sc.Spec.Replicas
+	if ss, ok := s.Resource.Strategy.(ScaleStrategy); ok {
+		if err := ss.SetReplicas(obj, n); err != nil {
+			return nil, err
+		}
+		updated, err := s.Update(ctx, obj, opts)
+		if err != nil {
+			return nil, err
+		}
+		return s.scaleOf(updated)
+	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
 		o.Spec.Replicas = &n

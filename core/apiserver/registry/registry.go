@@ -42,6 +42,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -85,6 +86,14 @@ type Resource struct {
 	// Codec, when set, stores the objects as another kind: events.k8s.io/v1
 	// Events live under /registry/events as core/v1 Events (see events.go).
 	Codec *Codec
+	// Table, when set, answers kubectl get's Table requests instead of the
+	// printers (core/printers): custom resources print their CRD's
+	// additionalPrinterColumns.
+	Table func(obj runtime.Object, now time.Time) (*metav1.Table, error)
+	// OpenAPISchema, when set, is the JSON schema of the objects for the
+	// OpenAPI documents (a CRD version's openAPIV3Schema); otherwise they
+	// describe the Go type New returns.
+	OpenAPISchema []byte
 }
 
 // Codec converts between a served kind and the kind it is stored as, the way
@@ -309,6 +318,40 @@ func (r *Registry) Register(res *Resource) *Store {
 	r.byKind[res.GroupVersionKind()] = s
 	r.order = append(r.order, s)
 	return s
+}
+
+// Unregister stops serving one version of a resource: discovery, the REST
+// paths and the OpenAPI documents drop it at once. Its objects stay in the
+// store (the apiextensions controller deletes a CRD's objects before it
+// unregisters them). It reports whether the version was served.
+func (r *Registry) Unregister(gvr schema.GroupVersionResource) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.byVersion[gvr]
+	if !ok {
+		return false
+	}
+	delete(r.byVersion, gvr)
+	delete(r.byKind, s.Resource.GroupVersionKind())
+	for i, o := range r.order {
+		if o == s {
+			r.order = append(r.order[:i:i], r.order[i+1:]...)
+			break
+		}
+	}
+	if r.byName[s.Resource.GroupResource()] == s {
+		delete(r.byName, s.Resource.GroupResource())
+		delete(r.byPrefix, s.Resource.KeyPrefix)
+		// Another version of the resource, if one is left, takes its name.
+		for _, o := range r.order {
+			if o.Resource.GroupResource() == s.Resource.GroupResource() {
+				r.byName[o.Resource.GroupResource()] = o
+				r.byPrefix[o.Resource.KeyPrefix] = o
+				break
+			}
+		}
+	}
+	return true
 }
 
 // AddAdmission appends a validating admission check, run on every create
