@@ -182,6 +182,7 @@ func (jm *Controller) Reconcile(ctx context.Context, key string) error {
 	}
 	cj := cached.DeepCopy()
 	updateAfterCleanup := jm.cleanupFinishedJobs(ctx, cj, jobs)
+	start := jm.clock.Now()
 	requeueAfter, updateAfterSync, syncErr := jm.syncCronJob(ctx, cj, jobs)
 	if updateAfterCleanup || updateAfterSync {
 		if _, err := jm.cronJobs.UpdateStatus(ctx, cj); err != nil {
@@ -189,7 +190,10 @@ func (jm *Controller) Reconcile(ctx context.Context, key string) error {
 		}
 	}
 	if requeueAfter != nil {
-		jm.queue.AddAfter(key, *requeueAfter)
+		// The wait counts from the time the sync read, not from now: a sync
+		// that took long (a busy tab, a clock set forward meanwhile) must
+		// not push the next schedule time back by as much.
+		jm.queue.AddAfter(key, *requeueAfter-jm.clock.Since(start))
 		return nil
 	}
 	return syncErr
