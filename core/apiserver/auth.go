@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
@@ -67,16 +68,23 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	}
 	r = r.WithContext(authz.WithUser(r.Context(), u))
 	a := requestAttributes(r, u)
-	dec, _, err := s.authorizer.Authorize(r.Context(), a)
-	if dec != authz.DecisionAllow {
-		reason := ""
-		if err != nil {
-			reason = err.Error()
-		}
-		writeError(w, r, authz.Forbidden(a, reason))
+	if dec, reason, err := s.authorizer.Authorize(r.Context(), a); dec != authz.DecisionAllow {
+		writeError(w, r, authz.Forbidden(a, denyReason(reason, err)))
 		return r, false
 	}
 	return r, true
+}
+
+// denyReason is what a 403 appends to its message: the authorizers' reasons
+// and evaluation error, if any (RBAC gives none).
+func denyReason(reason string, err error) string {
+	if err != nil {
+		if reason != "" {
+			reason += ", "
+		}
+		reason += err.Error()
+	}
+	return reason
 }
 
 func hasExtraHeader(h http.Header) bool {
@@ -101,12 +109,8 @@ func (s *Server) impersonate(ctx context.Context, who *authz.User, h http.Header
 	}
 	check := func(a authz.Attributes) error {
 		a.User, a.Verb, a.ResourceRequest = who, "impersonate", true
-		if dec, _, err := s.authorizer.Authorize(ctx, a); dec != authz.DecisionAllow {
-			reason := ""
-			if err != nil {
-				reason = err.Error()
-			}
-			return authz.Forbidden(a, reason)
+		if dec, reason, err := s.authorizer.Authorize(ctx, a); dec != authz.DecisionAllow {
+			return authz.Forbidden(a, denyReason(reason, err))
 		}
 		return nil
 	}
@@ -280,4 +284,31 @@ func (p registryPolicy) Role(ctx context.Context, namespace, name string) (*rbac
 		return nil, fmt.Errorf("role.rbac.authorization.k8s.io %q not found", name)
 	}
 	return obj.(*rbacv1.Role), nil
+}
+
+// nodeRules are the system:node role's rules: what the Node authorizer
+// lets every kubelet do (upstream: bootstrappolicy.NodeRules).
+func nodeRules() []rbacv1.PolicyRule {
+	for _, cr := range registry.BootstrapClusterRoles() {
+		if cr.Name == "system:node" {
+			return cr.Rules
+		}
+	}
+	return nil
+}
+
+// registryPods lists a node's pods for the Node authorizer.
+type registryPods struct{ reg *registry.Registry }
+
+func (p registryPods) PodsOnNode(ctx context.Context, node string) ([]*corev1.Pod, error) {
+	list, err := p.reg.MustLookup("", "pods").List(ctx, "", registry.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node)})
+	if err != nil {
+		return nil, err
+	}
+	pods := list.(*corev1.PodList)
+	out := make([]*corev1.Pod, len(pods.Items))
+	for i := range pods.Items {
+		out[i] = &pods.Items[i]
+	}
+	return out, nil
 }

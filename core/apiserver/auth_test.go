@@ -9,6 +9,7 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -198,5 +199,55 @@ func TestReviews(t *testing.T) {
 	_ = json.Unmarshal([]byte(body), &who)
 	if code != 201 || who.Status.UserInfo.Username != Admin.Name {
 		t.Errorf("whoami as admin: %d %s", code, body)
+	}
+}
+
+// The Node authorizer: a kubelet (system:node:<node>, system:nodes) may get
+// a secret only when a pod bound to its node uses it, and does what the
+// system:node role allows otherwise.
+func TestNodeAuthorizer(t *testing.T) {
+	srv, reg := newTestServer(t)
+	ctx := context.Background()
+	for _, name := range []string{"used", "unused"} {
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+		if _, err := reg.MustLookup("", "secrets").Create(ctx, "default", sec, registry.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: corev1.PodSpec{
+		NodeName:   "node-1",
+		Containers: []corev1.Container{{Name: "c", Image: "hello", EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "used"}}}}}},
+	}}
+	if _, err := reg.MustLookup("", "pods").Create(ctx, "default", pod, registry.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubelet := func(node string) []string {
+		return []string{"Impersonate-User", "system:node:" + node, "Impersonate-Group", "system:nodes"}
+	}
+	for _, tc := range []struct {
+		name, url string
+		hdr       []string
+		code      int
+		message   string
+	}{
+		{"its pod's secret", "/api/v1/namespaces/default/secrets/used", kubelet("node-1"), 200, ""},
+		{"another secret", "/api/v1/namespaces/default/secrets/unused", kubelet("node-1"), 403,
+			`secrets "unused" is forbidden: User "system:node:node-1" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'node-1' and this object`},
+		{"another node's kubelet", "/api/v1/namespaces/default/secrets/used", kubelet("node-2"), 403, ""},
+		{"a list of secrets", "/api/v1/namespaces/default/secrets", kubelet("node-1"), 403,
+			`secrets is forbidden: User "system:node:node-1" cannot list resource "secrets" in API group "" in the namespace "default": can only get individual resources of this type`},
+		{"pods, by the system:node rules", "/api/v1/pods", kubelet("node-1"), 200, ""},
+		{"not deployments", "/apis/apps/v1/deployments", kubelet("node-1"), 403, ""},
+		{"a user named like a node without the group", "/api/v1/pods", []string{"Impersonate-User", "system:node:node-1"}, 403, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body, _ := do(t, "GET", srv.URL+tc.url, "", "", tc.hdr...)
+			if code != tc.code {
+				t.Fatalf("code %d, want %d: %s", code, tc.code, body)
+			}
+			if tc.message != "" && statusMessage(t, body).Message != tc.message {
+				t.Errorf("message\n got %s\nwant %s", statusMessage(t, body).Message, tc.message)
+			}
+		})
 	}
 }

@@ -151,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, reg: cfg.Registry, mux: http.NewServeMux()}
 	s.rbac = authz.NewRBAC(registryPolicy{reg: s.reg})
-	s.authorizer = authz.Privileged{Next: s.rbac}
+	s.authorizer = authz.Privileged{Next: authz.Node{Pods: registryPods{reg: s.reg}, Rules: nodeRules(), Next: s.rbac}}
 	s.handleReviews() // review.go
 	s.mux.HandleFunc("/version", s.version)
 	s.mux.HandleFunc("/version/", s.version)

@@ -597,6 +597,8 @@ check "create rolebinding to view" 0 '^rolebinding.rbac.authorization.k8s.io/jan
 check "auth can-i get deployments via view" 0 '^yes$' -- auth can-i get deployments.apps --as jane -n rbac-other
 check "auth can-i create deployments via view" 1 '^no$' -- auth can-i create deployments.apps --as jane -n rbac-other
 check "bad roleRef kind" 1 'Unsupported value: "Policy": supported values: "Role", "ClusterRole"' -- create -f - <<<'{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"bad","namespace":"rbac-demo"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Policy","name":"x"},"subjects":[{"kind":"User","name":"jane"}]}'
+check "node authorizer: a kubelet may not read any secret" 1 '^Error from server \(Forbidden\): secrets "nope" is forbidden: User "system:node:node-1" cannot get resource "secrets" in API group "" in the namespace "rbac-demo": no relationship found between node .node-1. and this object$' -- get secret nope -n rbac-demo --as system:node:node-1 --as-group system:nodes
+check "node authorizer: a kubelet lists pods" 0 '^No resources found in rbac-demo namespace\.$' -- get pods -n rbac-demo --as system:node:node-1 --as-group system:nodes
 check "delete clusterrole crontab-reader" 0 'deleted' -- delete clusterrole crontab-reader
 for ns in rbac-demo rbac-other; do
   check "delete namespace $ns" 0 "^namespace \"$ns\" deleted" -- delete namespace "$ns" --wait=false

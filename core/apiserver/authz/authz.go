@@ -16,6 +16,7 @@
 //	impersonate   (only with Impersonate-User: the new user, if allowed)
 //	authorize     Attributes{User, Verb: "list", Resource: "pods", Namespace: "dev"}
 //	              ├─ system:masters?          allow (no RBAC lookup at all)
+//	              ├─ a kubelet (system:node:<node>)?  the Node authorizer (node.go)
 //	              └─ RBAC: every ClusterRoleBinding, then every RoleBinding
 //	                 of "dev", whose subjects include jane or her groups:
 //	                 does one rule of its role match?  allow : 403 Forbidden
