@@ -14,6 +14,10 @@
 //   - apiserver: kube-apiserver's HTTP handler. It parses the path into a
 //     verb and a resource, decodes the body (JSON, YAML or protobuf), and hands
 //     the object to the registry.
+//   - apiserver/authz: who may do what. Every HTTP request is authorized
+//     (the console's user is the admin, in system:masters; kubectl --as
+//     impersonates someone else) by RBAC: Roles, ClusterRoles and their
+//     bindings, with the default policy of apiserver/registry/rbac_bootstrap.go.
 //   - apiserver/registry: defaulting, validation and admission per resource
 //     (the "strategies"), resourceVersion checks, graceful deletion and
 //     finalizers; then a write to the store.
@@ -53,7 +57,9 @@
 //     quotas and LimitRanges, apiserver/registry/admission_quota.go), and
 //     controller/podautoscaler is the HorizontalPodAutoscaler: it scales a
 //     workload through its scale subresource from the pods' usage that
-//     `kubectl top` shows (metrics.k8s.io).
+//     `kubectl top` shows (metrics.k8s.io). controller/clusterroleaggregation
+//     fills the aggregated ClusterRoles (admin, edit, view) from the roles
+//     their labels select.
 //   - proxy: kube-proxy, one per node: Service virtual IPs and NodePorts to
 //     ready endpoints; dns: the cluster DNS (CoreDNS's records); curl: the
 //     console's curl over that network.

@@ -47,6 +47,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/kubetab/kubetab/core/apiserver/authz"
 	"github.com/kubetab/kubetab/core/apiserver/openapi"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	schedv1alpha1 "github.com/kubetab/kubetab/core/scheduler/apis/v1alpha1"
@@ -119,6 +120,9 @@ type Server struct {
 	mux     *http.ServeMux
 	openapi *openapi.Spec
 	fields  *fieldManagers
+	// rbac and authorizer decide who may do what (auth.go).
+	rbac       *authz.RBAC
+	authorizer authz.Authorizer
 }
 
 // New returns a Server.
@@ -146,6 +150,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.BookmarkInterval = time.Minute
 	}
 	s := &Server{cfg: cfg, reg: cfg.Registry, mux: http.NewServeMux()}
+	s.rbac = authz.NewRBAC(registryPolicy{reg: s.reg})
+	s.authorizer = authz.Privileged{Next: authz.Node{Pods: registryPods{reg: s.reg}, Rules: nodeRules(), Next: s.rbac}}
+	s.handleReviews() // review.go
 	s.mux.HandleFunc("/version", s.version)
 	s.mux.HandleFunc("/version/", s.version)
 	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
@@ -181,6 +188,10 @@ func New(cfg Config) (*Server, error) {
 
 // ServeHTTP serves the Kubernetes API, within the request timeout.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
 	s.withTimeout(w, r, s.serve)
 }
 

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kubetab/kubetab/core/client"
+	"github.com/kubetab/kubetab/core/controller/clusterroleaggregation"
 	"github.com/kubetab/kubetab/core/controller/cronjob"
 	"github.com/kubetab/kubetab/core/controller/daemon"
 	"github.com/kubetab/kubetab/core/controller/deployment"
@@ -95,6 +96,9 @@ var controllerDescriptors = []controllerDescriptor{
 	}},
 	{"serviceaccount-token-controller", serviceaccount.TokensComponent, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return serviceaccount.NewTokens(serviceaccount.TokensConfig{Client: c, Clock: clk})
+	}},
+	{"clusterrole-aggregation-controller", clusterroleaggregation.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+		return clusterroleaggregation.New(clusterroleaggregation.Config{Client: c, Clock: clk})
 	}},
 	{"daemonset-controller", daemon.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return daemon.New(daemon.Config{Client: c, Clock: clk})

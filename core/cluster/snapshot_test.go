@@ -173,6 +173,17 @@ kind: Lease
 metadata: {name: mine, namespace: shop}
 spec: {holderIdentity: me}
 ---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: pod-reader, namespace: shop}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get, list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: jane-reads, namespace: shop}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
+subjects: [{kind: User, name: jane}]
+---
 apiVersion: v1
 kind: ResourceQuota
 metadata: {name: secrets, namespace: shop}

@@ -46,6 +46,11 @@ type restClient struct {
 	// log prints the requests at klog verbosity -v (see klog.go); nil
 	// prints nothing.
 	log *klogger
+	// as and asGroups are --as and --as-group: every request carries them
+	// as Impersonate-User and Impersonate-Group headers (client-go's
+	// ImpersonatingRoundTripper).
+	as       string
+	asGroups []string
 }
 
 func newRESTClient(rt http.RoundTripper, server *url.URL) *restClient {
@@ -98,6 +103,12 @@ func (c *restClient) do(ctx context.Context, r request) (*http.Response, error) 
 	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", userAgent)
+	if c.as != "" || len(c.asGroups) > 0 {
+		req.Header.Set("Impersonate-User", c.as)
+		for _, g := range c.asGroups {
+			req.Header.Add("Impersonate-Group", g)
+		}
+	}
 	c.log.request(req, r.body)
 	start := c.log.now()
 	resp, err := c.rt.RoundTrip(req)

@@ -94,6 +94,7 @@ func (s *session) newCreateCommand() *cobra.Command {
 	cmd.AddCommand(s.newCreateDeploymentCommand(), s.newCreateNamespaceCommand(), s.newCreateConfigMapCommand(),
 		s.newCreateSecretCommand(), s.newCreateServiceCommand(), s.newCreateJobCommand(), s.newCreateCronJobCommand(),
 		s.newCreateServiceAccountCommand(), s.newCreatePDBCommand(), s.newCreatePriorityClassCommand(),
+		s.newCreateRoleCommand(), s.newCreateClusterRoleCommand(), s.newCreateRoleBindingCommand(false), s.newCreateRoleBindingCommand(true),
 		s.newCreateQuotaCommand())
 	return cmd
 }

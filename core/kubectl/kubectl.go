@@ -184,6 +184,9 @@ type session struct {
 	// requestTimeout is --request-timeout; verbosity is -v (klog.go).
 	requestTimeout string
 	verbosity      int
+	// as and asGroups are --as and --as-group (impersonation).
+	as       string
+	asGroups []string
 }
 
 // out and errOut are the command's streams.
@@ -215,6 +218,7 @@ func (s *session) rootCommand() *cobra.Command {
 				return err
 			}
 			s.client.timeout = timeout
+			s.client.as, s.client.asGroups = s.as, s.asGroups
 			if s.verbosity > 0 {
 				s.client.log = &klogger{v: s.verbosity, w: s.streams.ErrOut, clock: s.cli.cfg.Clock}
 			}
@@ -224,6 +228,8 @@ func (s *session) rootCommand() *cobra.Command {
 	root.PersistentFlags().StringVarP(&s.namespaceFlag, "namespace", "n", "", "If present, the namespace scope for this CLI request")
 	root.PersistentFlags().StringVar(&s.requestTimeout, "request-timeout", "0", "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.")
 	root.PersistentFlags().IntVarP(&s.verbosity, "v", "v", 0, "number for the log level verbosity")
+	root.PersistentFlags().StringVar(&s.as, "as", "", "Username to impersonate for the operation. User could be a regular user or a service account in a namespace.")
+	root.PersistentFlags().StringArrayVar(&s.asGroups, "as-group", nil, "Group to impersonate for the operation, this flag can be repeated to specify multiple groups.")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nSee '%s --help' for usage.", err, c.CommandPath())
 	})
@@ -245,6 +251,7 @@ func (s *session) rootCommand() *cobra.Command {
 	add("basic", s.newCreateCommand(), s.newExposeCommand(), s.newRunCommand(), s.newExplainCommand(), s.newGetCommand(), s.newDeleteCommand())
 	add("deploy", s.newRolloutCommand(), s.newScaleCommand(), s.newAutoscaleCommand())
 	add("basic", s.newSetCommand())
+	add("cluster", s.newAuthCommand())
 	add("cluster", s.newClusterInfoCommand(), s.newTopCommand(), s.newCordonCommand(true), s.newCordonCommand(false), s.newDrainCommand(), s.newTaintCommand())
 	add("troubleshooting", s.newDescribeCommand(), s.newLogsCommand(), s.newExecCommand(), s.newAttachCommand(), s.newPortForwardCommand(), s.newEventsCommand(), s.newSchedulingCommand())
 	add("advanced", s.newDiffCommand(), s.newApplyCommand(), s.newPatchCommand(), s.newWaitCommand())

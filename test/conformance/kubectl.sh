@@ -667,6 +667,43 @@ check "crd: delete crd" 0 '^customresourcedefinition.apiextensions.k8s.io "cront
 # against kube-apiserver; api-resources refreshes it, then the type is gone.
 check "crd: api-resources without crontabs" 0 '^NAME' -- api-resources --api-group=stable.example.com
 check "crd: get after delete" 1 '^error: the server doesn.t have a resource type "crontabs"$' -- get crontabs
+# RBAC: a Role and RoleBinding for jane, checked by impersonation (the
+# kubeconfig's user is the admin, in system:masters, who may impersonate).
+check "rbac: create namespace" 0 '^namespace/rbac-demo created$' -- create namespace rbac-demo
+check "rbac: create namespace other" 0 '^namespace/rbac-other created$' -- create namespace rbac-other
+check "create role" 0 '^role.rbac.authorization.k8s.io/pod-reader created$' -- create role pod-reader --verb=get,list --resource=pods -n rbac-demo
+check "create rolebinding" 0 '^rolebinding.rbac.authorization.k8s.io/jane-reads created$' -- create rolebinding jane-reads --role=pod-reader --user=jane -n rbac-demo
+check "get role" 0 '^pod-reader +[0-9]{4}-[0-9]{2}-[0-9]{2}T' -- get roles -n rbac-demo
+check "get rolebinding wide" 0 '^jane-reads +Role/pod-reader +[0-9]+[smh] +jane +$' -- get rolebindings -n rbac-demo -o wide
+check "auth can-i list pods --as jane" 0 '^yes$' -- auth can-i list pods --as jane -n rbac-demo
+check "auth can-i delete pods --as jane" 1 '^no$' -- auth can-i delete pods --as jane -n rbac-demo
+check "auth can-i list pods elsewhere --as jane" 1 '^no$' -- auth can-i list pods --as jane -n rbac-other
+check "get pods --as jane: forbidden" 1 '^Error from server \(Forbidden\): pods is forbidden: User "jane" cannot list resource "pods" in API group "" in the namespace "rbac-other"$' -- get pods --as jane -n rbac-other
+check "get nodes --as jane: cluster scope" 1 '^Error from server \(Forbidden\): nodes is forbidden: User "jane" cannot list resource "nodes" in API group "" at the cluster scope$' -- get nodes --as jane
+check "get pods --as jane: allowed" 0 '^No resources found in rbac-demo namespace\.$' -- get pods --as jane -n rbac-demo
+check "auth can-i --list --as jane" 0 '^pods +\[\] +\[\] +\[get list\]$' -- auth can-i --list --as jane -n rbac-demo
+check "auth can-i --list: self reviews" 0 '^selfsubjectaccessreviews.authorization.k8s.io +\[\] +\[\] +\[create\]$' -- auth can-i --list --as jane -n rbac-demo
+check "auth can-i as admin" 0 '^yes$' -- auth can-i '*' '*' --all-namespaces
+check "auth whoami" 0 '^Groups +\[system:masters system:authenticated\]$' -- auth whoami
+check "auth whoami --as" 0 '^Username +jane$' -- auth whoami --as jane --as-group dev
+check "get clusterroles: bootstrap roles" 0 '^cluster-admin +[0-9]{4}-' -- get clusterroles
+check "get clusterroles: view" 0 '^view +[0-9]{4}-' -- get clusterroles
+check "cluster-admin bound to system:masters" 0 '^cluster-admin +ClusterRole/cluster-admin +[0-9a-z]+ +system:masters' -- get clusterrolebindings -o wide
+# An add-on's role (its resources need not be served) joins view by a label.
+check "create clusterrole to aggregate" 0 '^clusterrole.rbac.authorization.k8s.io/crontab-reader created$' -- create -f - <<<'{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"crontab-reader"},"rules":[{"apiGroups":["stable.example.com"],"resources":["crontabs"],"verbs":["get","list"]}]}'
+check "label it aggregate-to-view" 0 '^clusterrole.rbac.authorization.k8s.io/crontab-reader labeled$' -- label clusterrole crontab-reader rbac.authorization.k8s.io/aggregate-to-view=true
+until_ok 30 "view aggregates it" 'crontabs' -- get clusterrole view -o 'jsonpath={.rules[*].resources}'
+until_ok 30 "edit aggregates view" 'crontabs' -- get clusterrole edit -o 'jsonpath={.rules[*].resources}'
+check "create rolebinding to view" 0 '^rolebinding.rbac.authorization.k8s.io/jane-views created$' -- create rolebinding jane-views --clusterrole=view --user=jane -n rbac-other
+check "auth can-i get deployments via view" 0 '^yes$' -- auth can-i get deployments.apps --as jane -n rbac-other
+check "auth can-i create deployments via view" 1 '^no$' -- auth can-i create deployments.apps --as jane -n rbac-other
+check "bad roleRef kind" 1 'Unsupported value: "Policy": supported values: "Role", "ClusterRole"' -- create -f - <<<'{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"bad","namespace":"rbac-demo"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Policy","name":"x"},"subjects":[{"kind":"User","name":"jane"}]}'
+check "node authorizer: a kubelet may not read any secret" 1 '^Error from server \(Forbidden\): secrets "nope" is forbidden: User "system:node:node-1" cannot get resource "secrets" in API group "" in the namespace "rbac-demo": no relationship found between node .node-1. and this object$' -- get secret nope -n rbac-demo --as system:node:node-1 --as-group system:nodes
+check "node authorizer: a kubelet lists pods" 0 '^No resources found in rbac-demo namespace\.$' -- get pods -n rbac-demo --as system:node:node-1 --as-group system:nodes
+check "delete clusterrole crontab-reader" 0 'deleted' -- delete clusterrole crontab-reader
+for ns in rbac-demo rbac-other; do
+  check "delete namespace $ns" 0 "^namespace \"$ns\" deleted" -- delete namespace "$ns" --wait=false
+done
 
 for ns in quota-demo limits-demo hpa-demo; do
   check "delete namespace $ns" 0 "^namespace \"$ns\" deleted" -- delete namespace "$ns" --wait=false

@@ -20,6 +20,7 @@ import (
 //	                 (each gets its "default" ServiceAccount and its
 //	                 kube-root-ca.crt ConfigMap)
 //	priorityclasses  system-node-critical, system-cluster-critical
+//	clusterroles, clusterrolebindings  the default RBAC policy (rbac_bootstrap.go)
 //	services         default/kubernetes: the API server at the first IP of
 //	                 the service CIDR (10.96.0.1:443), with its Endpoints and
 //	                 EndpointSlice pointing at the API server's own address
@@ -65,6 +66,9 @@ func (r *Registry) Bootstrap(ctx context.Context, cfg BootstrapConfig) error {
 		}
 	}
 	if err := r.BootstrapPriorityClasses(ctx); err != nil {
+		return err
+	}
+	if err := r.BootstrapRBAC(ctx); err != nil {
 		return err
 	}
 	return r.BootstrapKubernetesService(ctx, cfg)

@@ -48,11 +48,13 @@ func Default(cfg Config) (*Registry, error) {
 //	events.k8s.io/v1       events (the core/v1 events, another shape)
 //	coordination.k8s.io/v1 leases
 //	scheduling.k8s.io/v1   priorityclasses
+//	rbac.authorization.k8s.io/v1  clusterroles clusterrolebindings roles
+//	                       rolebindings (rbac.go)
 //
 // metrics.k8s.io is served beside these, from a MetricsProvider (metrics.go).
 func DefaultResources() []*Resource {
 	all := []string{"all"}
-	return []*Resource{
+	return append([]*Resource{
 		{
 			Version: "v1", Kind: "Namespace", Resource: "namespaces", Singular: "namespace",
 			ShortNames: []string{"ns"}, KeyPrefix: "/registry/namespaces", NoGeneration: true,
@@ -224,5 +226,5 @@ func DefaultResources() []*Resource {
 			NewList:  func() runtime.Object { return &schedulingv1.PriorityClassList{} },
 			Strategy: priorityClassStrategy{},
 		},
-	}
+	}, rbacResources()...)
 }

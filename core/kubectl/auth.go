@@ -1,0 +1,184 @@
+package kubectl
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// `kubectl auth can-i` and `kubectl auth whoami` (upstream's
+// pkg/cmd/auth/cani.go and whoami.go): questions to the API server's
+// authorizer, asked by creating a SelfSubjectAccessReview or a
+// SelfSubjectReview. With --as they ask about someone else, as that
+// someone: the admin impersonates them.
+
+func (s *session) newAuthCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "auth",
+		Short: "Inspect authorization",
+		Long:  "Inspect authorization.",
+		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(s.newCanICommand(), s.newWhoAmICommand())
+	return cmd
+}
+
+// knownResourceVerbs are the verbs can-i does not warn about.
+var knownResourceVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "use", "bind", "impersonate", "*", "approve", "sign", "escalate", "attest"}
+
+func (s *session) newCanICommand() *cobra.Command {
+	var allNamespaces, quiet bool
+	var subresource string
+	cmd := &cobra.Command{
+		Use:                   "can-i VERB [TYPE | TYPE/NAME | NONRESOURCEURL]",
+		DisableFlagsInUseLine: true,
+		Short:                 "Check whether an action is allowed",
+		Long: `Check whether an action is allowed.
+
+ VERB is a logical Kubernetes API verb like 'get', 'list', 'watch', 'delete', etc. TYPE is a Kubernetes resource. Shortcuts and groups will be resolved. NONRESOURCEURL is a partial URL that starts with "/". NAME is the name of a particular Kubernetes resource. This command pairs nicely with impersonation. See --as global flag.`,
+		Example: `  # Check to see if I can create pods in any namespace
+  kubectl auth can-i create pods --all-namespaces
+
+  # Check to see if I can list deployments in my current namespace
+  kubectl auth can-i list deployments.apps
+
+  # Check to see if service account "foo" of namespace "dev" can list pods in the namespace "prod"
+  # You must be allowed to use impersonation for the global option "--as"
+  kubectl auth can-i list pods --as=system:serviceaccount:dev:foo -n prod
+
+  # Check to see if I can do everything in my current namespace ("*" means all)
+  kubectl auth can-i '*' '*'
+
+  # Check to see if I can get the job named "bar" in namespace "foo"
+  kubectl auth can-i list jobs.batch/bar -n foo
+
+  # Check to see if I can read pod logs
+  kubectl auth can-i get pods --subresource=log
+
+  # Check to see if I can access the URL /logs/
+  kubectl auth can-i get /logs/`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return errors.New("you must specify two arguments: verb resource or verb resource/resourceName.\nSee 'kubectl auth can-i -h' for help and examples.")
+			}
+			out := s.out()
+			if quiet {
+				out = discard{}
+			}
+			verb := args[0]
+			spec := authzv1.SelfSubjectAccessReviewSpec{}
+			if strings.HasPrefix(args[1], "/") {
+				if subresource != "" {
+					return errors.New("--subresource can not be used with NonResourceURL")
+				}
+				spec.NonResourceAttributes = &authzv1.NonResourceAttributes{Verb: verb, Path: args[1]}
+			} else {
+				typ, name, _ := strings.Cut(args[1], "/")
+				ra := &authzv1.ResourceAttributes{Verb: verb, Subresource: subresource, Name: name}
+				if !allNamespaces {
+					ra.Namespace = s.namespace
+				}
+				if typ == "*" {
+					ra.Resource = "*"
+				} else if res, err := s.resolve(typ); err == nil {
+					ra.Group, ra.Resource = res.Group, res.Name
+					if !res.Namespaced && !allNamespaces {
+						fmt.Fprintf(s.errOut(), "Warning: resource '%s' is not namespace scoped\n", res.Name)
+					}
+				} else {
+					fmt.Fprintf(s.errOut(), "Warning: the server doesn't have a resource type '%s'\n", typ)
+					ra.Resource, ra.Group, _ = strings.Cut(typ, ".")
+				}
+				if !contains(knownResourceVerbs, verb) {
+					fmt.Fprintf(s.errOut(), "Warning: verb '%s' is not a known verb\n", verb)
+				}
+				spec.ResourceAttributes = ra
+			}
+			body, _ := json.Marshal(&authzv1.SelfSubjectAccessReview{
+				TypeMeta: metav1.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: "SelfSubjectAccessReview"},
+				Spec:     spec,
+			})
+			var rev authzv1.SelfSubjectAccessReview
+			if err := s.client.into(s.ctx, request{method: http.MethodPost, path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+				body: body, contentType: "application/json"}, &rev); err != nil {
+				return err
+			}
+			if rev.Status.Allowed {
+				fmt.Fprintln(out, "yes")
+				return nil
+			}
+			msg := "no"
+			if rev.Status.Reason != "" {
+				msg += " - " + rev.Status.Reason
+			}
+			if rev.Status.EvaluationError != "" {
+				msg += " - " + rev.Status.EvaluationError
+			}
+			fmt.Fprintln(out, msg)
+			return errExit
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "If true, check the specified action in all namespaces.")
+	f.BoolVarP(&quiet, "quiet", "q", false, "If true, suppress output and just return the exit code.")
+	f.StringVar(&subresource, "subresource", "", "SubResource such as pod/log or deployment/scale")
+	return cmd
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func (s *session) newWhoAmICommand() *cobra.Command {
+	return &cobra.Command{
+		Use:                   "whoami",
+		DisableFlagsInUseLine: true,
+		Short:                 "Experimental: Check self subject attributes",
+		Long: `Experimental: Check who you are and your attributes (groups, extra).
+
+        This command is helpful to get yourself aware of the current user attributes,
+        especially when dynamic authentication, e.g., token webhook, auth proxy, or OIDC provider,
+        is enabled in the Kubernetes cluster.`,
+		Example: `  # Get your subject attributes
+  kubectl auth whoami`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body, _ := json.Marshal(&authnv1.SelfSubjectReview{
+				TypeMeta: metav1.TypeMeta{APIVersion: "authentication.k8s.io/v1", Kind: "SelfSubjectReview"},
+			})
+			var rev authnv1.SelfSubjectReview
+			if err := s.client.into(s.ctx, request{method: http.MethodPost, path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+				body: body, contentType: "application/json"}, &rev); err != nil {
+				return err
+			}
+			u := rev.Status.UserInfo
+			w := newTabWriter(s.out())
+			fmt.Fprintln(w, "ATTRIBUTE\tVALUE")
+			if u.Username != "" {
+				fmt.Fprintf(w, "Username\t%s\n", u.Username)
+			}
+			if u.UID != "" {
+				fmt.Fprintf(w, "UID\t%s\n", u.UID)
+			}
+			if len(u.Groups) > 0 {
+				fmt.Fprintf(w, "Groups\t%v\n", u.Groups)
+			}
+			keys := make([]string, 0, len(u.Extra))
+			for k := range u.Extra {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(w, "Extra: %s\t%v\n", k, u.Extra[k])
+			}
+			return w.Flush()
+		},
+	}
+}
