@@ -147,10 +147,16 @@ func TestLessonPlay(t *testing.T) {
 	if got := eval[string](t, ctx, `document.querySelector('#lesson .prepared').textContent`); !strings.Contains(got, "kubectl create namespace shop") || !strings.Contains(got, "namespace/shop created") {
 		t.Errorf("prepared for you shows %q", got)
 	}
+	// Step 4's check (no Deployment) holds before step 1 is done; it must
+	// not count until steps 1-3 are solved.
+	waitJS(t, ctx, "the first check results", `window.kubetab.lessonChecks`, 30*time.Second)
+	if got := eval[string](t, ctx, `new Promise(r => setTimeout(r, 1000)).then(() => document.querySelector('#lesson [data-step="4"]').dataset.check)`); got == "pass" {
+		t.Errorf("the clean-up step passed before the steps before it")
+	}
 	// The file of step 3 is not in the console yet; hints come one at a time.
 	steps := playLesson(t, ctx)
-	if steps != 3 {
-		t.Fatalf("%d steps, want 3", steps)
+	if steps != 4 {
+		t.Fatalf("%d steps, want 4", steps)
 	}
 	if out := typeLine(t, ctx, "kubectl get svc web -o jsonpath={.spec.selector.app}", 60*time.Second); out.Output != "web" {
 		t.Errorf("the Service from the step's file: %q", out.Output)
@@ -176,8 +182,8 @@ func TestLessonPlay(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	waitPrepared(t, ctx)
-	if got := eval[string](t, ctx, `[...document.querySelectorAll('#lesson [data-step]')].map(e => e.dataset.check).join(',')`); got != "pass,pass,pass" {
-		t.Errorf("after a reload the steps are %s, want pass,pass,pass", got)
+	if got := eval[string](t, ctx, `[...document.querySelectorAll('#lesson [data-step]')].map(e => e.dataset.check).join(',')`); got != "pass,pass,pass,pass" {
+		t.Errorf("after a reload the steps are %s, want pass,pass,pass,pass", got)
 	}
 
 	// Reset lesson: progress cleared, a fresh cluster, the setup run again.
@@ -272,7 +278,7 @@ func TestLessonJapanese(t *testing.T) {
 	click(t, ctx, `#lang`)
 	waitJS(t, ctx, "the lesson in Japanese", `document.querySelector('#lesson .lesson-head h2').textContent === 'Deployment を一歩ずつ'`, 30*time.Second)
 	checks := map[string]string{
-		`document.querySelector('#lesson [data-step="2"] h3').textContent`:                  "ステップ 2 / 3スケールする",
+		`document.querySelector('#lesson [data-step="2"] h3').textContent`:                  "ステップ 2 / 4スケールする",
 		`document.querySelector('#lesson [data-step="2"] .prose').textContent.trim()`:       "レプリカを 2 つから 3 つに増やしてみましょう。",
 		`document.querySelector('#lesson [data-step="2"] .hints li').textContent`:           "ヒント: kubectl scale は spec.replicas を書き換えます。",
 		`document.querySelector('#lesson [data-step="2"] button[data-reveal]').textContent`: "解答を見る",
@@ -288,14 +294,15 @@ func TestLessonJapanese(t *testing.T) {
 	// The course index in Japanese, after a reload (the choice is kept).
 	openLessons(t, ctx, url, "#/lessons")
 	waitJS(t, ctx, "the Japanese index", `document.querySelector('#lesson a[data-lesson="02-test-nodes"] .title').textContent === '2 つのノードとラベル'`, 30*time.Second)
-	if got := eval[string](t, ctx, `document.querySelector('#lesson a[data-lesson="01-test-deployment"] .meta').textContent`); got != "5 分 · 3 ステップ中 1 完了" {
+	if got := eval[string](t, ctx, `document.querySelector('#lesson a[data-lesson="01-test-deployment"] .meta').textContent`); got != "5 分 · 4 ステップ中 1 完了" {
 		t.Errorf("index meta %q", got)
 	}
 }
 
 // TestLessonScreenshots saves the course index and a lesson in progress at
 // three window sizes in both languages to $KUBETAB_SHOTS (a folder), for
-// a person to look at. It plays the embedded course's first lesson.
+// a person to look at. It plays the embedded course's first lesson, or the
+// one KUBETAB_SHOTS_LESSON names (18-custom-resources).
 func TestLessonScreenshots(t *testing.T) {
 	t.Parallel()
 	dir := os.Getenv("KUBETAB_SHOTS")
@@ -317,6 +324,9 @@ func TestLessonScreenshots(t *testing.T) {
 			waitJS(t, ctx, "the progress bar to fade out", `document.querySelector('#loader').hidden`, 30*time.Second)
 			waitJS(t, ctx, "the course index", `document.querySelectorAll('#lesson .course a[data-lesson]').length > 0`, 30*time.Second)
 			first := eval[string](t, ctx, `document.querySelector('#lesson .course a[data-lesson]').dataset.lesson`)
+			if l := os.Getenv("KUBETAB_SHOTS_LESSON"); l != "" {
+				first = l // another lesson to look at, by its folder's name
+			}
 			for _, s := range sizes {
 				if err := chromedp.Do(ctx, chromedp.EmulateViewport(s.w, s.h)); err != nil {
 					t.Fatal(err)

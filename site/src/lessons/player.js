@@ -8,9 +8,9 @@
 // Opening a lesson prepares the cluster for it (a fresh cluster with the
 // lesson's nodes, then its setup lines, in the worker), unless it is already
 // prepared for that lesson; a step's manifests go into the console's files
-// when the step opens; and the checks of every unsolved step are evaluated in
-// the worker as the cluster changes (bridge.js watchChecks), a step turning
-// solved when all of its checks hold. Solved steps are kept in localStorage
+// when the step opens; and the checks of the first unsolved step are
+// evaluated in the worker as the cluster changes (bridge.js watchChecks), a
+// step turning solved when all of its checks hold, then the next step's. Solved steps are kept in localStorage
 // (progress.js); the language switch mounts the same lesson in the other
 // language in place, keeping progress and what was opened.
 
@@ -98,8 +98,13 @@ export function mount(root, ctx) {
   }
 
   function watchChecks(lesson) {
+    // Only the first unsolved step's checks run: a later step's checks
+    // mean something only after the steps before it (a clean-up step's
+    // "no CRD left" holds before the CRD is even made). Once it is solved,
+    // the next one's run, so work done ahead counts then.
     const solved = progress.solved(lesson.slug);
-    const groups = lesson.steps.map((s) => (solved.has(s.n) ? [] : s.checks || []));
+    const next = lesson.steps.findIndex((s) => !solved.has(s.n));
+    const groups = lesson.steps.map((s, i) => (i === next ? s.checks || [] : []));
     stopChecks();
     watched = { slug: lesson.slug, lesson };
     if (!groups.some((g) => g.length)) return;
