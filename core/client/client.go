@@ -30,6 +30,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -99,11 +101,25 @@ func (r Resource[T]) Get(ctx context.Context, namespace, name string) (T, error)
 	return obj.(T), nil
 }
 
+// ListOptions select the objects of a List or Watch, as metav1.ListOptions
+// do for client-go's typed clients (there, as query parameters): components
+// say what they want in the client's own terms and never reach into the
+// API server's registry for them.
+type ListOptions struct {
+	LabelSelector labels.Selector // nil: everything
+	FieldSelector fields.Selector // nil: everything
+	// ResourceVersion for Watch: "" or "0" starts with the current state as
+	// ADDED events; any other value streams the changes after that revision.
+	ResourceVersion string
+	// AllowWatchBookmarks asks Watch for BOOKMARK events.
+	AllowWatchBookmarks bool
+}
+
 // List returns the objects of namespace ("" for all) matching opts, and the
 // resourceVersion of the list.
-func (r Resource[T]) List(ctx context.Context, namespace string, opts registry.ListOptions) ([]T, string, error) {
+func (r Resource[T]) List(ctx context.Context, namespace string, opts ListOptions) ([]T, string, error) {
 	ctx, done := r.call(ctx, "list", "", namespace, "")
-	list, err := r.store.List(ctx, namespace, opts)
+	list, err := r.store.List(ctx, namespace, registry.ListOptions(opts))
 	done(http.StatusOK, err)
 	if err != nil {
 		return nil, "", err
@@ -167,9 +183,9 @@ func (r Resource[T]) Delete(ctx context.Context, namespace, name string, opts *m
 }
 
 // Watch streams changes; see registry.Store.Watch.
-func (r Resource[T]) Watch(ctx context.Context, namespace string, opts registry.ListOptions) (watch.Interface, error) {
+func (r Resource[T]) Watch(ctx context.Context, namespace string, opts ListOptions) (watch.Interface, error) {
 	ctx, done := r.call(ctx, "watch", "", namespace, "")
-	w, err := r.store.Watch(ctx, namespace, opts)
+	w, err := r.store.Watch(ctx, namespace, registry.ListOptions(opts))
 	if err != nil {
 		done(http.StatusOK, err) // a watch that starts answers only when it ends
 	}

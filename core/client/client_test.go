@@ -53,7 +53,7 @@ func TestInformerSeesChangesAndIndexes(t *testing.T) {
 	defer cancel()
 	c.Pods().Create(ctx, pod("a", "node-1"))
 
-	inf := NewInformer(c.Pods(), "", registry.ListOptions{})
+	inf := NewInformer(c.Pods(), "", ListOptions{})
 	inf.AddIndex("node", func(p *corev1.Pod) []string { return []string{p.Spec.NodeName} })
 	var mu sync.Mutex
 	var log []string
@@ -88,7 +88,7 @@ func TestInformerRelistsAfterCompaction(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A field selector informer, like a kubelet's.
-	inf := NewInformer(c.Pods(), "", registry.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", "")})
+	inf := NewInformer(c.Pods(), "", ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", "")})
 	go inf.Run(ctx)
 	WaitForCacheSync(ctx, inf.HasSynced)
 	for i := 0; i < 50; i++ {
@@ -147,13 +147,13 @@ func TestInformerRelistsAfterFallingBehind(t *testing.T) {
 	if _, err := c.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil {
 		t.Fatal(err)
 	}
-	inf := NewInformer(c.Pods(), "", registry.ListOptions{})
+	inf := NewInformer(c.Pods(), "", ListOptions{})
 	release := make(chan struct{})
 	var once sync.Once
 	inf.AddHandler(Handler[*corev1.Pod]{OnAdd: func(*corev1.Pod) { once.Do(func() { <-release }) }})
 	go inf.Run(ctx)
 	WaitForCacheSync(ctx, inf.HasSynced)
-	w, err := c.Pods().Watch(ctx, "", registry.ListOptions{ResourceVersion: fmt.Sprint(reg.KV().Revision())})
+	w, err := c.Pods().Watch(ctx, "", ListOptions{ResourceVersion: fmt.Sprint(reg.KV().Revision())})
 	if err != nil {
 		t.Fatal(err)
 	}

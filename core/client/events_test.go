@@ -7,8 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
-
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 )
 
 func TestRecorderAggregatesRepeatsAndNeverDropsSameInstantEvents(t *testing.T) {
@@ -27,7 +25,7 @@ func TestRecorderAggregatesRepeatsAndNeverDropsSameInstantEvents(t *testing.T) {
 	clk.Step(time.Minute)
 	r.Eventf(p, corev1.EventTypeNormal, "Created", "Created pod: %s", "a")
 
-	evs, _, err := c.Events().List(ctx, "default", registry.ListOptions{})
+	evs, _, err := c.Events().List(ctx, "default", ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/watch"
-
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 )
 
 // Handler receives an informer's notifications. Any func may be nil. The
@@ -39,7 +37,7 @@ type IndexFunc[T runtime.Object] func(obj T) []string
 type Informer[T runtime.Object] struct {
 	res       Resource[T]
 	namespace string
-	opts      registry.ListOptions
+	opts      ListOptions
 
 	// mu guards items, indexers and indices. Handlers run without it.
 	mu       sync.RWMutex
@@ -56,7 +54,7 @@ type Informer[T runtime.Object] struct {
 
 // NewInformer returns an informer over res, for namespace ("" for all) and the
 // selectors in opts.
-func NewInformer[T runtime.Object](res Resource[T], namespace string, opts registry.ListOptions) *Informer[T] {
+func NewInformer[T runtime.Object](res Resource[T], namespace string, opts ListOptions) *Informer[T] {
 	return &Informer[T]{
 		res:       res,
 		namespace: namespace,

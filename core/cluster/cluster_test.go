@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/wasm/images"
@@ -85,7 +84,7 @@ func TestDeploymentBecomesRunningContainers(t *testing.T) {
 	var pods []*corev1.Pod
 	eventually(t, 60*time.Second, "3 Running pods", func() (bool, string) {
 		var err error
-		pods, _, err = cl.Pods().List(ctx, "default", registry.ListOptions{LabelSelector: labels.SelectorFromSet(labelsWeb)})
+		pods, _, err = cl.Pods().List(ctx, "default", client.ListOptions{LabelSelector: labels.SelectorFromSet(labelsWeb)})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -100,7 +99,7 @@ func TestDeploymentBecomesRunningContainers(t *testing.T) {
 		return running == 3 && len(pods) == 3, strings.Join(states, " ")
 	})
 
-	rss, _, err := cl.ReplicaSets().List(ctx, "default", registry.ListOptions{})
+	rss, _, err := cl.ReplicaSets().List(ctx, "default", client.ListOptions{})
 	if err != nil || len(rss) != 1 {
 		t.Fatalf("replica sets: %d %v", len(rss), err)
 	}
@@ -149,7 +148,7 @@ func TestUnschedulablePodStaysPending(t *testing.T) {
 	}
 	const want = "0/3 nodes are available: 3 Insufficient cpu."
 	eventually(t, 30*time.Second, "FailedScheduling event", func() (bool, string) {
-		evs, _, _ := cl.Events().List(ctx, "default", registry.ListOptions{
+		evs, _, _ := cl.Events().List(ctx, "default", client.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("involvedObject.name", "big"),
 		})
 		var msgs []string

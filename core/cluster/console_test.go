@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/kubectl"
 )
 
@@ -91,7 +91,7 @@ func TestConsoleDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	running := func(node string) (n int, total int) {
-		pods, _, _ := cl.Pods().List(ctx, "default", registry.ListOptions{})
+		pods, _, _ := cl.Pods().List(ctx, "default", client.ListOptions{})
 		for _, p := range pods {
 			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 				total++

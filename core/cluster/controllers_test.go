@@ -69,7 +69,7 @@ func startFakeCluster(t *testing.T) *fakeCluster {
 	c, ctx := startClusterWith(t, cluster.Config{Images: images.New(), Clock: clk})
 	f := &fakeCluster{Cluster: c, t: t, ctx: ctx, clk: clk, cl: c.Client("test"), start: start}
 	f.until("3 Ready nodes with Leases", func() (bool, string) {
-		nodes, _, _ := f.cl.Nodes().List(ctx, "", registry.ListOptions{})
+		nodes, _, _ := f.cl.Nodes().List(ctx, "", client.ListOptions{})
 		ready := 0
 		for _, n := range nodes {
 			if nodeReady(n) == corev1.ConditionTrue && f.lease(n.Name) != nil {
@@ -174,7 +174,7 @@ func (f *fakeCluster) until(what string, cond func() (bool, string)) {
 }
 
 func (f *fakeCluster) pods(namespace string, sel labels.Selector) []*corev1.Pod {
-	pods, _, err := f.cl.Pods().List(f.ctx, namespace, registry.ListOptions{LabelSelector: sel})
+	pods, _, err := f.cl.Pods().List(f.ctx, namespace, client.ListOptions{LabelSelector: sel})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func (f *fakeCluster) waitEvent(namespace, reason, message string) {
 }
 
 func (f *fakeCluster) hasEvent(namespace, reason, message string) (bool, string) {
-	evs, _, err := f.cl.Events().List(f.ctx, namespace, registry.ListOptions{})
+	evs, _, err := f.cl.Events().List(f.ctx, namespace, client.ListOptions{})
 	if err != nil {
 		return false, err.Error()
 	}
@@ -275,7 +275,7 @@ func (h *podHistory) active() int {
 func (f *fakeCluster) watchPods(sel labels.Selector, minReady time.Duration, maxPods, minAvail int) *podHistory {
 	// Every pod of the namespace is watched (so catchUp can compare with
 	// the store); the counts are of the selector's.
-	pods, rv, err := f.cl.Pods().List(f.ctx, "default", registry.ListOptions{})
+	pods, rv, err := f.cl.Pods().List(f.ctx, "default", client.ListOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func (f *fakeCluster) watchPods(sel labels.Selector, minReady time.Duration, max
 		h.pods[p.Name] = p
 	}
 	fmt.Sscan(rv, &h.lastRV)
-	w, err := f.cl.Pods().Watch(f.ctx, "default", registry.ListOptions{ResourceVersion: rv})
+	w, err := f.cl.Pods().Watch(f.ctx, "default", client.ListOptions{ResourceVersion: rv})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -401,7 +401,7 @@ func (f *fakeCluster) updateDeployment(name string, mutate func(*appsv1.Deployme
 // rollback.go, DeploymentRollbacker). The rest is the controller's.
 func (f *fakeCluster) rollbackToPrevious(name string) *appsv1.ReplicaSet {
 	d := f.deployment(name)
-	rss, _, err := f.cl.ReplicaSets().List(f.ctx, "default", registry.ListOptions{})
+	rss, _, err := f.cl.ReplicaSets().List(f.ctx, "default", client.ListOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -475,7 +475,7 @@ func TestRollingUpdateBoundsAndUndo(t *testing.T) {
 	}
 	f.until("10 available", f.rolledOut("web", 10))
 	firstRS := f.deployment("web").Annotations["deployment.kubernetes.io/revision"]
-	rss, _, _ := f.cl.ReplicaSets().List(f.ctx, "default", registry.ListOptions{})
+	rss, _, _ := f.cl.ReplicaSets().List(f.ctx, "default", client.ListOptions{})
 	if len(rss) != 1 || firstRS != "1" {
 		t.Fatalf("%d ReplicaSets, revision %q", len(rss), firstRS)
 	}
@@ -519,7 +519,7 @@ func TestRollingUpdateBoundsAndUndo(t *testing.T) {
 	h.check(t, "rollout undo")
 
 	d = f.deployment("web")
-	rss, _, _ = f.cl.ReplicaSets().List(f.ctx, "default", registry.ListOptions{})
+	rss, _, _ = f.cl.ReplicaSets().List(f.ctx, "default", client.ListOptions{})
 	if len(rss) != 2 {
 		t.Fatalf("%d ReplicaSets after the undo, want 2: the first one is reused", len(rss))
 	}
@@ -914,7 +914,7 @@ func TestNamespaceDeletionEmptiesIt(t *testing.T) {
 		return false, fmt.Sprintf("%s, finalizers %v, %d pods; %s", ns.Status.Phase, ns.Spec.Finalizers, len(f.pods("demo", labels.Everything())), strings.Join(conds, "; "))
 	})
 	for _, gr := range []struct{ group, resource string }{{"", "pods"}, {"", "services"}, {"", "endpoints"}, {"apps", "replicasets"}, {"batch", "jobs"}, {"discovery.k8s.io", "endpointslices"}} {
-		objs, _, err := client.For[runtime.Object](f.cl, gr.group, gr.resource).List(f.ctx, "demo", registry.ListOptions{})
+		objs, _, err := client.For[runtime.Object](f.cl, gr.group, gr.resource).List(f.ctx, "demo", client.ListOptions{})
 		if err != nil || len(objs) != 0 {
 			t.Errorf("%s left in the deleted namespace: %d (%v)", gr.resource, len(objs), err)
 		}
@@ -928,7 +928,7 @@ func TestNamespaceObjectsHeal(t *testing.T) {
 	f := startFakeCluster(t)
 	cms := client.For[*corev1.ConfigMap](f.cl, "", "configmaps")
 	sas := client.For[*corev1.ServiceAccount](f.cl, "", "serviceaccounts")
-	all, _, err := cms.List(f.ctx, "default", registry.ListOptions{})
+	all, _, err := cms.List(f.ctx, "default", client.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

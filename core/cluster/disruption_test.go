@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/core/internal/syncbuf"
@@ -56,7 +55,7 @@ func TestDrainHonoursDisruptionBudget(t *testing.T) {
 	must("create deployment web --image=hello --replicas=3")
 	web := labels.SelectorFromSet(labels.Set{"app": "web"})
 	ready := func(node string) (n int, state string) {
-		pods, _, _ := cl.Pods().List(ctx, "default", registry.ListOptions{LabelSelector: web})
+		pods, _, _ := cl.Pods().List(ctx, "default", client.ListOptions{LabelSelector: web})
 		var s []string
 		for _, p := range pods {
 			s = append(s, fmt.Sprintf("%s@%s:%s/%v/deleting=%v", p.Name, p.Spec.NodeName, p.Status.Phase, isReady(p), p.DeletionTimestamp != nil))
@@ -95,11 +94,11 @@ func TestDrainHonoursDisruptionBudget(t *testing.T) {
 	}
 
 	// Watch the Deployment's pods: Ready and not being deleted is healthy.
-	list, rv, err := cl.Pods().List(ctx, "default", registry.ListOptions{LabelSelector: web})
+	list, rv, err := cl.Pods().List(ctx, "default", client.ListOptions{LabelSelector: web})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := cl.Pods().Watch(ctx, "default", registry.ListOptions{LabelSelector: web, ResourceVersion: rv})
+	w, err := cl.Pods().Watch(ctx, "default", client.ListOptions{LabelSelector: web, ResourceVersion: rv})
 	if err != nil {
 		t.Fatal(err)
 	}

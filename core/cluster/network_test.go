@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/core/curl"
@@ -65,7 +64,7 @@ func webService(name string, typ corev1.ServiceType) *corev1.Service {
 // the endpointslice controller writes them.
 func readyEndpoints(ctx context.Context, c *cluster.Cluster, svc string) []string {
 	slices, _, err := client.For[*discoveryv1.EndpointSlice](c.Client("test"), discoveryv1.GroupName, "endpointslices").List(ctx, "default",
-		registry.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc})})
+		client.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: svc})})
 	if err != nil {
 		return nil
 	}
@@ -133,7 +132,7 @@ func startWeb(t *testing.T, c *cluster.Cluster, ctx context.Context, typ corev1.
 	}
 	pods := map[string]string{} // name → IP
 	eventually(t, 60*time.Second, fmt.Sprintf("%d ready endpoints in every kube-proxy", n), func() (bool, string) {
-		ps, _, err := cl.Pods().List(ctx, "default", registry.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{"app": "web"})})
+		ps, _, err := cl.Pods().List(ctx, "default", client.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{"app": "web"})})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -214,7 +213,7 @@ func TestServiceLoadBalancing(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 60*time.Second, "3 ready endpoints without "+victim, func() (bool, string) {
-		ps, _, _ := c.Client("test").Pods().List(ctx, "default", registry.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{"app": "web"})})
+		ps, _, _ := c.Client("test").Pods().List(ctx, "default", client.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{"app": "web"})})
 		ready := 0
 		for _, p := range ps {
 			if p.Name == victim {
@@ -257,7 +256,7 @@ func TestNodePort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, _, err := c.Client("test").Nodes().List(ctx, "", registry.ListOptions{})
+	nodes, _, err := c.Client("test").Nodes().List(ctx, "", client.ListOptions{})
 	if err != nil || len(nodes) != 3 {
 		t.Fatalf("nodes: %d %v", len(nodes), err)
 	}

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/core/controller/podgc"
@@ -70,7 +69,7 @@ func TestNodeSpecs(t *testing.T) {
 	if len(small.Spec.Taints) != 0 || small.Spec.PodCIDR == big.Spec.PodCIDR {
 		t.Errorf("small taints %v, podCIDR %s (big's %s)", small.Spec.Taints, small.Spec.PodCIDR, big.Spec.PodCIDR)
 	}
-	nodes, _, _ := cl.Nodes().List(ctx, "", registry.ListOptions{})
+	nodes, _, _ := cl.Nodes().List(ctx, "", client.ListOptions{})
 	if len(nodes) != 2 {
 		t.Errorf("%d nodes, want 2", len(nodes))
 	}
@@ -220,7 +219,7 @@ func TestRemoveNode(t *testing.T) {
 	if waited := f.clk.Since(removed); waited < podgc.QuarantineTime {
 		t.Errorf("the pods went %v after the node, before the pod GC's quarantine", waited)
 	}
-	nodes, _, _ := f.cl.Nodes().List(f.ctx, "", registry.ListOptions{})
+	nodes, _, _ := f.cl.Nodes().List(f.ctx, "", client.ListOptions{})
 	if len(nodes) != 2 || len(f.Nodes()) != 2 {
 		t.Errorf("%d Node objects, %d nodes; want 2", len(nodes), len(f.Nodes()))
 	}

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/wasm/images"
 )
@@ -60,7 +60,7 @@ func podStartRound(b *testing.B, image string, warm bool) []time.Duration {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image, Args: []string{"--work=1"}}}}}
 	}
-	w, err := cl.Pods().Watch(ctx, "default", registry.ListOptions{})
+	w, err := cl.Pods().Watch(ctx, "default", client.ListOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,11 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubetab/kubetab/core/client"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
-
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 )
 
 // TestPortForward is `kubectl port-forward pod/web-x 0:8080` end to end:
@@ -35,7 +34,7 @@ func TestPortForward(t *testing.T) {
 	}
 	var pod *corev1.Pod
 	eventually(t, 60*time.Second, "a web pod Running", func() (bool, string) {
-		pods, _, err := cl.Pods().List(ctx, "default", registry.ListOptions{})
+		pods, _, err := cl.Pods().List(ctx, "default", client.ListOptions{})
 		if err != nil || len(pods) != 1 || pods[0].Status.Phase != corev1.PodRunning {
 			return false, fmt.Sprint(pods, err)
 		}

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/wasm/images"
 )
@@ -57,7 +57,7 @@ func waitRunning300(b *testing.B, ctx context.Context, c *cluster.Cluster, since
 	cl := c.Client("bench")
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		pods, _, err := cl.Pods().List(ctx, "default", registry.ListOptions{})
+		pods, _, err := cl.Pods().List(ctx, "default", client.ListOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/core/kubectl"
@@ -239,7 +238,7 @@ func TestSnapshotRestartsTheWholeCluster(t *testing.T) {
 	cl1 := c1.Client("test")
 	webPods := labels.SelectorFromSet(labels.Set{"app": "web"})
 	eventually(t, 90*time.Second, "web's pods Running and the Job done", func() (bool, string) {
-		pods, _, err := cl1.Pods().List(ctx, "shop", registry.ListOptions{LabelSelector: webPods})
+		pods, _, err := cl1.Pods().List(ctx, "shop", client.ListOptions{LabelSelector: webPods})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -254,7 +253,7 @@ func TestSnapshotRestartsTheWholeCluster(t *testing.T) {
 		return running == 2 && done, fmt.Sprintf("%d running, job done %v", running, done)
 	})
 	before := map[string]*corev1.Pod{}
-	pods, _, _ := cl1.Pods().List(ctx, "shop", registry.ListOptions{LabelSelector: webPods})
+	pods, _, _ := cl1.Pods().List(ctx, "shop", client.ListOptions{LabelSelector: webPods})
 	for _, p := range pods {
 		before[p.Name] = p
 	}
@@ -329,7 +328,7 @@ func TestSnapshotRestartsTheWholeCluster(t *testing.T) {
 	restarted := time.Now()
 	defer func() { t.Logf("pods Running again %v after the restart", time.Since(restarted)) }()
 	eventually(t, 90*time.Second, "web's pods Running again with new containers", func() (bool, string) {
-		pods, _, err := cl2.Pods().List(ctx2, "shop", registry.ListOptions{LabelSelector: webPods})
+		pods, _, err := cl2.Pods().List(ctx2, "shop", client.ListOptions{LabelSelector: webPods})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -355,7 +354,7 @@ func TestSnapshotRestartsTheWholeCluster(t *testing.T) {
 		return ok, strings.Join(state, ", ")
 	})
 	// Each pod's sandbox was re-created, with upstream's event.
-	events, _, err := cl2.Events().List(ctx2, "shop", registry.ListOptions{})
+	events, _, err := cl2.Events().List(ctx2, "shop", client.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +370,7 @@ func TestSnapshotRestartsTheWholeCluster(t *testing.T) {
 		}
 	}
 	eventually(t, 30*time.Second, "every node Ready", func() (bool, string) {
-		nodes, _, err := cl2.Nodes().List(ctx2, "", registry.ListOptions{})
+		nodes, _, err := cl2.Nodes().List(ctx2, "", client.ListOptions{})
 		ready := 0
 		for _, n := range nodes {
 			if nodeReady(n) == corev1.ConditionTrue && len(n.Spec.Taints) == 0 {
@@ -402,7 +401,7 @@ func TestSnapshotRestartsTheWholeCluster(t *testing.T) {
 		}
 	}
 	// Nothing made twice: still one ReplicaSet for web, 2 web pods, one Job pod.
-	rss, _, _ := cl2.ReplicaSets().List(ctx2, "shop", registry.ListOptions{})
+	rss, _, _ := cl2.ReplicaSets().List(ctx2, "shop", client.ListOptions{})
 	if len(rss) != 2 { // web's and solo
 		t.Errorf("%d ReplicaSets after the restart", len(rss))
 	}
@@ -410,7 +409,7 @@ func TestSnapshotRestartsTheWholeCluster(t *testing.T) {
 	if out, code := apply(t, c2, "apiVersion: v1\nkind: Service\nmetadata: {name: other, namespace: shop}\nspec: {selector: {app: x}, ports: [{port: 80}]}\n"); code != 0 {
 		t.Fatal(out)
 	}
-	svcs, _, _ := client.For[*corev1.Service](cl2, "", "services").List(ctx2, "", registry.ListOptions{})
+	svcs, _, _ := client.For[*corev1.Service](cl2, "", "services").List(ctx2, "", client.ListOptions{})
 	seen := map[string]string{}
 	for _, s := range svcs {
 		if o, dup := seen[s.Spec.ClusterIP]; dup {
@@ -497,7 +496,7 @@ spec:
 	}
 	cl1 := c1.Client("test")
 	eventually(t, 60*time.Second, "2 pods", func() (bool, string) {
-		pods, _, err := cl1.Pods().List(ctx, "default", registry.ListOptions{})
+		pods, _, err := cl1.Pods().List(ctx, "default", client.ListOptions{})
 		return err == nil && len(pods) == 2, fmt.Sprint(len(pods), err)
 	})
 	var snap bytes.Buffer

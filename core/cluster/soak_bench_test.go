@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/cluster"
 	"github.com/kubetab/kubetab/wasm/images"
@@ -171,7 +170,7 @@ func classroomHour(b *testing.B, minutes, speed int) (at10, end float64) {
 		if rec.Code != http.StatusOK {
 			b.Fatalf("get pods: %d %s", rec.Code, rec.Body.String())
 		}
-		w, err := cl.Pods().Watch(ctx, "class", registry.ListOptions{})
+		w, err := cl.Pods().Watch(ctx, "class", client.ListOptions{})
 		must(err)
 		deadline := time.After(200 * time.Millisecond)
 	follow:

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	flowv1alpha1 "github.com/kubetab/kubetab/core/apiserver/apis/flow/v1alpha1"
-	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/kubectl"
 )
 
@@ -137,7 +137,7 @@ func TestStepModeWalksADeployment(t *testing.T) {
 	//     binding, from the node it was bound to;
 	// with the controllers' status updates and events in between, and
 	// nothing from any other component or on a timer (no Lease, no Node).
-	pods, _, _ := f.cl.Pods().List(f.ctx, "default", registry.ListOptions{})
+	pods, _, _ := f.cl.Pods().List(f.ctx, "default", client.ListOptions{})
 	if len(pods) != 3 {
 		t.Fatalf("%d pods", len(pods))
 	}

@@ -11,7 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/kubectl"
 	"github.com/kubetab/kubetab/core/trace"
 )
@@ -33,7 +33,7 @@ func TestTraceFollowsADeployment(t *testing.T) {
 	cl := c.Client("test")
 	var pod *corev1.Pod
 	eventually(t, 60*time.Second, "the pod Running", func() (bool, string) {
-		pods, _, err := cl.Pods().List(ctx, "default", registry.ListOptions{})
+		pods, _, err := cl.Pods().List(ctx, "default", client.ListOptions{})
 		if err != nil || len(pods) != 1 || pods[0].Status.Phase != corev1.PodRunning {
 			return false, fmt.Sprint(len(pods), err)
 		}

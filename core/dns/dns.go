@@ -67,7 +67,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 )
 
@@ -195,15 +194,15 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("dns: Config.ServerIP: %w", err)
 	}
 	s := &Server{zone: zone, serverIP: ip}
-	s.services = client.NewInformer(client.For[*corev1.Service](cfg.Client, "", "services"), "", registry.ListOptions{})
-	s.slices = client.NewInformer(client.For[*discoveryv1.EndpointSlice](cfg.Client, discoveryv1.GroupName, "endpointslices"), "", registry.ListOptions{})
+	s.services = client.NewInformer(client.For[*corev1.Service](cfg.Client, "", "services"), "", client.ListOptions{})
+	s.slices = client.NewInformer(client.For[*discoveryv1.EndpointSlice](cfg.Client, discoveryv1.GroupName, "endpointslices"), "", client.ListOptions{})
 	s.slices.AddIndex(serviceIndex, func(es *discoveryv1.EndpointSlice) []string {
 		if name := es.Labels[discoveryv1.LabelServiceName]; name != "" {
 			return []string{client.NamespacedKey(es.Namespace, name)}
 		}
 		return nil
 	})
-	s.namespaces = client.NewInformer(cfg.Client.Namespaces(), "", registry.ListOptions{})
+	s.namespaces = client.NewInformer(cfg.Client.Namespaces(), "", client.ListOptions{})
 	return s, nil
 }
 

@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubetab/kubetab/core/client"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
-
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 )
 
 // timerClock is a fake clock as the runtime sees it: it keeps track of the
@@ -122,7 +121,7 @@ func (n *testNode) stepAfterSleep(t *testing.T, d time.Duration) {
 // prefix about the pod was recorded (the recorder counts repeats).
 func (n *testNode) eventCount(t *testing.T, name, reason, prefix string) int32 {
 	t.Helper()
-	list, _, err := n.c.Events().List(context.Background(), "default", registry.ListOptions{
+	list, _, err := n.c.Events().List(context.Background(), "default", client.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", name),
 	})
 	if err != nil {

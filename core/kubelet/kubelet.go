@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/kubelet/cni"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
@@ -298,7 +297,7 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 
 	// The pods of this node: the kubelet's "API source" (pkg/kubelet/config/apiserver.go
 	// lists and watches pods with spec.nodeName=<this node>).
-	inf := client.NewInformer(kl.client.Pods(), "", registry.ListOptions{
+	inf := client.NewInformer(kl.client.Pods(), "", client.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", kl.nodeName),
 	})
 	inf.AddIndex(uidIndex, func(p *corev1.Pod) []string { return []string{string(p.UID)} })
@@ -322,9 +321,9 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 	})
 	// What pods refer to: ConfigMaps and Secrets (env, volumes), Services
 	// (the Service environment variables).
-	cms := client.NewInformer(kl.configMaps(), "", registry.ListOptions{})
-	secrets := client.NewInformer(kl.secrets(), "", registry.ListOptions{})
-	services := client.NewInformer(client.For[*corev1.Service](kl.client, "", "services"), "", registry.ListOptions{})
+	cms := client.NewInformer(kl.configMaps(), "", client.ListOptions{})
+	secrets := client.NewInformer(kl.secrets(), "", client.ListOptions{})
+	services := client.NewInformer(client.For[*corev1.Service](kl.client, "", "services"), "", client.ListOptions{})
 	kl.mu.Lock()
 	kl.queue, kl.informer = q, inf
 	kl.cmInformer, kl.secretInformer, kl.serviceInformer = cms, secrets, services

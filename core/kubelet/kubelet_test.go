@@ -154,7 +154,7 @@ func (n *testNode) waitPod(t *testing.T, name, what string, cond func(*corev1.Po
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	w, err := n.c.Pods().Watch(ctx, "default", registry.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name)})
+	w, err := n.c.Pods().Watch(ctx, "default", client.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func (n *testNode) waitGone(t *testing.T, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	w, err := n.c.Pods().Watch(ctx, "default", registry.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name)})
+	w, err := n.c.Pods().Watch(ctx, "default", client.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func isRunningReady(p *corev1.Pod) bool {
 // events returns "Reason: message" of the events about pod name, oldest first.
 func (n *testNode) events(t *testing.T, name string) []string {
 	t.Helper()
-	list, _, err := n.c.Events().List(context.Background(), "default", registry.ListOptions{
+	list, _, err := n.c.Events().List(context.Background(), "default", client.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", name),
 	})
 	if err != nil {
@@ -415,7 +415,7 @@ func TestNodeRegistersReady(t *testing.T) {
 
 func (n *testNode) nodeEvents(t *testing.T) []string {
 	t.Helper()
-	list, _, err := n.c.Events().List(context.Background(), "default", registry.ListOptions{
+	list, _, err := n.c.Events().List(context.Background(), "default", client.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("involvedObject.kind", "Node"),
 	})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/kubelet/cri"
 	"github.com/kubetab/kubetab/wasm/images"
 )
@@ -24,7 +24,7 @@ func (n *testNode) reboot(t *testing.T) *testNode {
 	if err := n.rt.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	pods, _, err := n.c.Pods().List(context.Background(), "", registry.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", n.nodeName)})
+	pods, _, err := n.c.Pods().List(context.Background(), "", client.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", n.nodeName)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestRebootRestartsContainers(t *testing.T) {
 			// Every status written from the reboot on.
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			w, err := n.c.Pods().Watch(ctx, "default", registry.ListOptions{ResourceVersion: before.ResourceVersion})
+			w, err := n.c.Pods().Watch(ctx, "default", client.ListOptions{ResourceVersion: before.ResourceVersion})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -212,7 +212,7 @@ func New(cfg Config) (*Proxier, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := registry.ListOptions{LabelSelector: sel}
+	opts := client.ListOptions{LabelSelector: sel}
 	p.services = client.NewInformer(client.For[*corev1.Service](cfg.Client, "", "services"), "", opts)
 	p.slices = client.NewInformer(client.For[*discoveryv1.EndpointSlice](cfg.Client, discoveryv1.GroupName, "endpointslices"), "", opts)
 	p.slices.AddIndex(serviceIndex, func(s *discoveryv1.EndpointSlice) []string {

@@ -55,7 +55,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/scheduler/framework"
 	"github.com/kubetab/kubetab/core/scheduler/framework/runtime"
@@ -150,10 +149,10 @@ func New(cfg Config) (*Scheduler, error) {
 	// One informer for every pod that is not finished: the handlers split
 	// them into "assigned" (for the cache) and "ours, unassigned" (for the
 	// queue), as upstream's scheduler does with one shared informer.
-	podInformer := client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{
+	podInformer := client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{
 		FieldSelector: fields.ParseSelectorOrDie("status.phase!=" + string(v1.PodSucceeded) + ",status.phase!=" + string(v1.PodFailed)),
 	})
-	nodeInformer := client.NewInformer(cfg.Client.Nodes(), "", registry.ListOptions{})
+	nodeInformer := client.NewInformer(cfg.Client.Nodes(), "", client.ListOptions{})
 	informers := []informer{podInformer, nodeInformer}
 	listers := framework.Listers{Pods: podInformer}
 	listers.Namespaces = optionalLister[*v1.Namespace](cfg.Client, "", "namespaces", &informers)
@@ -227,7 +226,7 @@ func optionalLister[T kruntime.Object](c *client.Client, group, resource string,
 	if _, ok := st.Resource.New().(T); !ok {
 		return nil
 	}
-	inf := client.NewInformer(client.For[T](c, group, resource), "", registry.ListOptions{})
+	inf := client.NewInformer(client.For[T](c, group, resource), "", client.ListOptions{})
 	*informers = append(*informers, inf)
 	return inf
 }

@@ -142,7 +142,7 @@ func (e *env) waitBound(name string) string {
 
 func (e *env) events(podName string) []v1.Event {
 	e.t.Helper()
-	evs, _, err := e.c.Events().List(e.ctx, "default", registry.ListOptions{
+	evs, _, err := e.c.Events().List(e.ctx, "default", client.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", podName),
 	})
 	if err != nil {

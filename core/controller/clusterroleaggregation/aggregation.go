@@ -36,7 +36,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 )
@@ -71,7 +70,7 @@ func New(cfg Config) (*Controller, error) {
 		client:   cfg.Client,
 		workers:  cfg.Workers,
 		queue:    client.NewQueue[string](cfg.Clock),
-		informer: client.NewInformer(clusterRoles(cfg.Client), "", registry.ListOptions{}),
+		informer: client.NewInformer(clusterRoles(cfg.Client), "", client.ListOptions{}),
 	}
 	c.informer.AddHandler(client.Handler[*rbacv1.ClusterRole]{
 		OnAdd:    func(*rbacv1.ClusterRole) { c.enqueueAggregated() },

@@ -44,7 +44,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 )
@@ -94,8 +93,8 @@ func New(cfg Config) (*Controller, error) {
 		clock:           cfg.Clock,
 		workers:         cfg.Workers,
 		recorder:        client.NewRecorder(cfg.Client, Component, "", cfg.Clock),
-		cronJobInformer: client.NewInformer(cronJobs, "", registry.ListOptions{}),
-		jobInformer:     client.NewInformer(jobs, "", registry.ListOptions{}),
+		cronJobInformer: client.NewInformer(cronJobs, "", client.ListOptions{}),
+		jobInformer:     client.NewInformer(jobs, "", client.ListOptions{}),
 		queue:           client.NewQueue[string](cfg.Clock),
 	}
 	jm.jobInformer.AddIndex(controller.NamespaceIndex, controller.IndexByNamespace[*batchv1.Job])

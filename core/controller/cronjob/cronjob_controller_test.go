@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/cronjob"
 	"github.com/kubetab/kubetab/core/controller/internal/controllertest"
@@ -94,7 +93,7 @@ func (e *env) get(name string) *batchv1.CronJob {
 
 // jobNames lists the Jobs of the namespace, sorted.
 func (e *env) jobNames() []string {
-	js, _, err := e.jobs.List(e.Ctx, "default", registry.ListOptions{})
+	js, _, err := e.jobs.List(e.Ctx, "default", client.ListOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -50,7 +50,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 	"github.com/kubetab/kubetab/core/controller/internal/history"
@@ -119,10 +118,10 @@ func New(cfg Config) (*Controller, error) {
 		clock:        cfg.Clock,
 		workers:      cfg.Workers,
 		queue:        client.NewQueue[string](cfg.Clock),
-		dsInformer:   client.NewInformer(DaemonSets(cfg.Client), "", registry.ListOptions{}),
-		podInformer:  client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
-		nodeInformer: client.NewInformer(cfg.Client.Nodes(), "", registry.ListOptions{}),
-		crInformer:   client.NewInformer(history.Revisions(cfg.Client), "", registry.ListOptions{}),
+		dsInformer:   client.NewInformer(DaemonSets(cfg.Client), "", client.ListOptions{}),
+		podInformer:  client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
+		nodeInformer: client.NewInformer(cfg.Client.Nodes(), "", client.ListOptions{}),
+		crInformer:   client.NewInformer(history.Revisions(cfg.Client), "", client.ListOptions{}),
 		expectations: controller.NewExpectations(cfg.Clock),
 		podControl:   controller.PodControl{Client: cfg.Client, Recorder: rec},
 		recorder:     rec,

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/daemon"
 	"github.com/kubetab/kubetab/core/controller/internal/controllertest"
@@ -56,7 +55,7 @@ func podsByNode(e *controllertest.Env) map[string][]string {
 }
 
 func revisions(e *controllertest.Env) []*appsv1.ControllerRevision {
-	list, _, err := client.For[*appsv1.ControllerRevision](e.Client, "apps", "controllerrevisions").List(e.Ctx, "default", registry.ListOptions{})
+	list, _, err := client.For[*appsv1.ControllerRevision](e.Client, "apps", "controllerrevisions").List(e.Ctx, "default", client.ListOptions{})
 	if err != nil {
 		e.T.Fatal(err)
 	}

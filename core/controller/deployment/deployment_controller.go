@@ -44,7 +44,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 )
@@ -95,9 +94,9 @@ func New(cfg Config) (*Controller, error) {
 		workers:     cfg.Workers,
 		queue:       client.NewQueue[string](cfg.Clock),
 		recorder:    client.NewRecorder(cfg.Client, Component, "", cfg.Clock),
-		dInformer:   client.NewInformer(cfg.Client.Deployments(), "", registry.ListOptions{}),
-		rsInformer:  client.NewInformer(cfg.Client.ReplicaSets(), "", registry.ListOptions{}),
-		podInformer: client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
+		dInformer:   client.NewInformer(cfg.Client.Deployments(), "", client.ListOptions{}),
+		rsInformer:  client.NewInformer(cfg.Client.ReplicaSets(), "", client.ListOptions{}),
+		podInformer: client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
 	}
 	dc.dInformer.AddIndex(controller.NamespaceIndex, controller.IndexByNamespace[*appsv1.Deployment])
 	dc.rsInformer.AddIndex(controller.NamespaceIndex, controller.IndexByNamespace[*appsv1.ReplicaSet])

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/deployment"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 	"github.com/kubetab/kubetab/core/controller/internal/controllertest"
@@ -264,7 +264,7 @@ func (h *rsHistory) States() []map[string]*appsv1.ReplicaSet {
 }
 
 func watchReplicaSets(t *testing.T, e *controllertest.Env) *rsHistory {
-	w, err := e.Client.ReplicaSets().Watch(e.Ctx, "default", registry.ListOptions{})
+	w, err := e.Client.ReplicaSets().Watch(e.Ctx, "default", client.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,11 +130,11 @@ func New(cfg Config) (*Controller, error) {
 		workers:     cfg.Workers,
 		queue:       client.NewQueue[item](cfg.Clock),
 		recorder:    client.NewRecorder(c, eventSource, "", cfg.Clock),
-		podInformer: client.NewInformer(c.Pods(), "", registry.ListOptions{}),
-		pdbInformer: client.NewInformer(pdbs, "", registry.ListOptions{}),
-		rsInformer:  client.NewInformer(c.ReplicaSets(), "", registry.ListOptions{}),
-		dInformer:   client.NewInformer(c.Deployments(), "", registry.ListOptions{}),
-		ssInformer:  client.NewInformer(client.For[*appsv1.StatefulSet](c, "apps", "statefulsets"), "", registry.ListOptions{}),
+		podInformer: client.NewInformer(c.Pods(), "", client.ListOptions{}),
+		pdbInformer: client.NewInformer(pdbs, "", client.ListOptions{}),
+		rsInformer:  client.NewInformer(c.ReplicaSets(), "", client.ListOptions{}),
+		dInformer:   client.NewInformer(c.Deployments(), "", client.ListOptions{}),
+		ssInformer:  client.NewInformer(client.For[*appsv1.StatefulSet](c, "apps", "statefulsets"), "", client.ListOptions{}),
 	}
 	dc.podInformer.AddIndex(controller.NamespaceIndex, controller.IndexByNamespace[*corev1.Pod])
 	dc.pdbInformer.AddIndex(controller.NamespaceIndex, controller.IndexByNamespace[*policyv1.PodDisruptionBudget])

@@ -44,7 +44,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/endpointslice/util"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
@@ -99,9 +98,9 @@ func New(cfg Config) (*Controller, error) {
 		workers:           cfg.Workers,
 		queue:             client.NewQueue[string](cfg.Clock),
 		recorder:          client.NewRecorder(cfg.Client, Component, "", cfg.Clock),
-		serviceInformer:   client.NewInformer(services, "", registry.ListOptions{}),
-		podInformer:       client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
-		endpointsInformer: client.NewInformer(endpoints, "", registry.ListOptions{}),
+		serviceInformer:   client.NewInformer(services, "", client.ListOptions{}),
+		podInformer:       client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
+		endpointsInformer: client.NewInformer(endpoints, "", client.ListOptions{}),
 	}
 	e.serviceInformer.AddIndex(controller.NamespaceIndex, controller.IndexByNamespace[*corev1.Service])
 	e.podInformer.AddIndex(controller.NamespaceIndex, controller.IndexByNamespace[*corev1.Pod])

@@ -51,7 +51,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/endpointslice/util"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
@@ -131,10 +130,10 @@ func New(cfg Config) (*Controller, error) {
 		maxPer:          cfg.MaxEndpointsPerSlice,
 		queue:           client.NewQueue[string](cfg.Clock),
 		recorder:        client.NewRecorder(cfg.Client, EventSource, "", cfg.Clock),
-		serviceInformer: client.NewInformer(services, "", registry.ListOptions{}),
-		podInformer:     client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
-		nodeInformer:    client.NewInformer(cfg.Client.Nodes(), "", registry.ListOptions{}),
-		sliceInformer: client.NewInformer(slices, "", registry.ListOptions{
+		serviceInformer: client.NewInformer(services, "", client.ListOptions{}),
+		podInformer:     client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
+		nodeInformer:    client.NewInformer(cfg.Client.Nodes(), "", client.ListOptions{}),
+		sliceInformer: client.NewInformer(slices, "", client.ListOptions{
 			LabelSelector: labels.SelectorFromSet(labels.Set{discoveryv1.LabelManagedBy: ControllerName}),
 		}),
 		tracker: newSliceTracker(),

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/endpointslice"
 	"github.com/kubetab/kubetab/core/controller/garbagecollector"
@@ -61,7 +60,7 @@ func (e *env) setStatus(p *corev1.Pod, ip string, ready bool) *corev1.Pod {
 }
 
 func (e *env) list() []*discoveryv1.EndpointSlice {
-	l, _, err := e.slices.List(e.Ctx, "default", registry.ListOptions{})
+	l, _, err := e.slices.List(e.Ctx, "default", client.ListOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func New(cfg Config) (*GarbageCollector, error) {
 func (gc *GarbageCollector) addMonitor(res *registry.Resource) {
 	api := client.For[runtime.Object](gc.client, res.Group, res.Resource)
 	m := &monitor{gr: res.GroupResource(), resource: res, api: api,
-		informer: client.NewInformer(api, "", registry.ListOptions{})}
+		informer: client.NewInformer(api, "", client.ListOptions{})}
 	m.informer.AddIndex(uidIndex, func(obj runtime.Object) []string {
 		return []string{string(accessor(obj).GetUID())}
 	})
@@ -494,7 +494,7 @@ func (gc *GarbageCollector) liveDependents(ctx context.Context, owner metav1.Obj
 		if owner.GetNamespace() != "" && !m.resource.Namespaced {
 			continue // a cluster-scoped object cannot depend on a namespaced one
 		}
-		objs, _, err := m.api.List(ctx, owner.GetNamespace(), registry.ListOptions{})
+		objs, _, err := m.api.List(ctx, owner.GetNamespace(), client.ListOptions{})
 		if err != nil {
 			return nil, err
 		}

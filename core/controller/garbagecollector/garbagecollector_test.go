@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/deployment"
 	"github.com/kubetab/kubetab/core/controller/garbagecollector"
 	"github.com/kubetab/kubetab/core/controller/internal/controllertest"
@@ -140,13 +140,13 @@ func TestForegroundDeletion(t *testing.T) {
 	d := &deletions{rv: map[string]int64{}, created: map[string]int64{}}
 	for kind, w := range map[string]func() (watch.Interface, error){
 		"deployment": func() (watch.Interface, error) {
-			return e.Client.Deployments().Watch(e.Ctx, "default", registry.ListOptions{ResourceVersion: "1"})
+			return e.Client.Deployments().Watch(e.Ctx, "default", client.ListOptions{ResourceVersion: "1"})
 		},
 		"replicaset": func() (watch.Interface, error) {
-			return e.Client.ReplicaSets().Watch(e.Ctx, "default", registry.ListOptions{ResourceVersion: "1"})
+			return e.Client.ReplicaSets().Watch(e.Ctx, "default", client.ListOptions{ResourceVersion: "1"})
 		},
 		"pod": func() (watch.Interface, error) {
-			return e.Client.Pods().Watch(e.Ctx, "default", registry.ListOptions{ResourceVersion: "1"})
+			return e.Client.Pods().Watch(e.Ctx, "default", client.ListOptions{ResourceVersion: "1"})
 		},
 	} {
 		wi, err := w()

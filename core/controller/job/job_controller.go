@@ -62,7 +62,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 )
@@ -148,8 +147,8 @@ func New(cfg Config) (*Controller, error) {
 		workers:               cfg.Workers,
 		recorder:              recorder,
 		podControl:            controller.PodControl{Client: cfg.Client, Recorder: recorder},
-		jobInformer:           client.NewInformer(jobs, "", registry.ListOptions{}),
-		podInformer:           client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
+		jobInformer:           client.NewInformer(jobs, "", client.ListOptions{}),
+		podInformer:           client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
 		queue:                 client.NewQueue[string](cfg.Clock),
 		orphanQueue:           client.NewQueue[string](cfg.Clock),
 		expectations:          controller.NewExpectations(cfg.Clock),

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controllertest"
 	"github.com/kubetab/kubetab/core/controller/job"
@@ -115,7 +114,7 @@ func condition(j *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition
 
 // watchActive records the most pods of the namespace active at once.
 func (e *env) watchActive() func() int {
-	w, err := e.Client.Pods().Watch(e.Ctx, "default", registry.ListOptions{})
+	w, err := e.Client.Pods().Watch(e.Ctx, "default", client.ListOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func New(cfg Config) (*Controller, error) {
 		clock:    cfg.Clock,
 		workers:  cfg.Workers,
 		queue:    client.NewQueue[string](cfg.Clock),
-		informer: client.NewInformer(cfg.Client.Namespaces(), "", registry.ListOptions{}),
+		informer: client.NewInformer(cfg.Client.Namespaces(), "", client.ListOptions{}),
 	}
 	nm.informer.AddHandler(client.Handler[*corev1.Namespace]{
 		OnAdd:    nm.enqueue,
@@ -246,7 +246,7 @@ func (nm *Controller) deleteAllContentFor(ctx context.Context, res *registry.Res
 	if err != nil {
 		return gvrResult{}, err
 	}
-	objs, _, err := api.List(ctx, ns.Name, registry.ListOptions{})
+	objs, _, err := api.List(ctx, ns.Name, client.ListOptions{})
 	if err != nil {
 		return gvrResult{estimate: estimate}, err
 	}
@@ -265,7 +265,7 @@ func (nm *Controller) deleteAllContentFor(ctx context.Context, res *registry.Res
 		}
 	}
 	// What is left?
-	objs, _, err = api.List(ctx, ns.Name, registry.ListOptions{})
+	objs, _, err = api.List(ctx, ns.Name, client.ListOptions{})
 	if err != nil {
 		return gvrResult{estimate: estimate}, err
 	}
@@ -298,7 +298,7 @@ func (nm *Controller) estimateGracefulTermination(ctx context.Context, res *regi
 	if res.Group != "" || res.Resource != "pods" {
 		return 0, nil
 	}
-	pods, _, err := nm.client.Pods().List(ctx, ns.Name, registry.ListOptions{})
+	pods, _, err := nm.client.Pods().List(ctx, ns.Name, client.ListOptions{})
 	if err != nil {
 		return 0, err
 	}

@@ -61,7 +61,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 )
@@ -279,9 +278,9 @@ func New(cfg Config) (*Controller, error) {
 		clock:                       cfg.Clock,
 		workers:                     cfg.Workers,
 		recorder:                    client.NewRecorder(cfg.Client, Component, "", cfg.Clock),
-		nodeInformer:                client.NewInformer(cfg.Client.Nodes(), "", registry.ListOptions{}),
-		leaseInformer:               client.NewInformer(leases, corev1.NamespaceNodeLease, registry.ListOptions{}),
-		podInformer:                 client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
+		nodeInformer:                client.NewInformer(cfg.Client.Nodes(), "", client.ListOptions{}),
+		leaseInformer:               client.NewInformer(leases, corev1.NamespaceNodeLease, client.ListOptions{}),
+		podInformer:                 client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
 		nodeQueue:                   client.NewQueue[string](cfg.Clock),
 		podQueue:                    client.NewQueue[string](cfg.Clock),
 		nodeMonitorPeriod:           cfg.NodeMonitorPeriod,

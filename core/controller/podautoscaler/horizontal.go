@@ -154,8 +154,8 @@ func New(cfg Config) (*Controller, error) {
 		recorder:        client.NewRecorder(cfg.Client, Component, "", cfg.Clock),
 		calc:            replicaCalculator{tolerance: cfg.Tolerance, cpuInitializationPeriod: cfg.CPUInitializationPeriod, delayOfInitialReadinessStatus: cfg.InitialReadinessDelay},
 		queue:           client.NewQueue[string](cfg.Clock),
-		hpas:            client.NewInformer(client.For[*autoscalingv2.HorizontalPodAutoscaler](cfg.Client, autoscalingv2.GroupName, "horizontalpodautoscalers"), "", registry.ListOptions{}),
-		pods:            client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
+		hpas:            client.NewInformer(client.For[*autoscalingv2.HorizontalPodAutoscaler](cfg.Client, autoscalingv2.GroupName, "horizontalpodautoscalers"), "", client.ListOptions{}),
+		pods:            client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
 		recommendations: map[string][]timestampedRecommendation{},
 		scaleUpEvents:   map[string][]scaleEvent{}, scaleDownEvents: map[string][]scaleEvent{},
 	}

@@ -130,7 +130,7 @@ func (e *env) until(what string, cond func() (bool, string)) {
 }
 
 func (e *env) hasEvent(reason, message string) (bool, string) {
-	evs, _, err := e.c.Events().List(e.ctx, "default", registry.ListOptions{})
+	evs, _, err := e.c.Events().List(e.ctx, "default", client.ListOptions{})
 	if err != nil {
 		return false, err.Error()
 	}

@@ -42,7 +42,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 	"github.com/kubetab/kubetab/core/eventloop"
@@ -110,8 +109,8 @@ func New(cfg Config) (*Controller, error) {
 		clock:        cfg.Clock,
 		threshold:    cfg.TerminatedPodThreshold,
 		queue:        client.NewQueue[string](cfg.Clock),
-		podInformer:  client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
-		nodeInformer: client.NewInformer(cfg.Client.Nodes(), "", registry.ListOptions{}),
+		podInformer:  client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
+		nodeInformer: client.NewInformer(cfg.Client.Nodes(), "", client.ListOptions{}),
 		quarantine:   map[string]time.Time{},
 	}, nil
 }

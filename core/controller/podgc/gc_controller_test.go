@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controllertest"
 )
 
@@ -37,11 +37,11 @@ func newTestController(t *testing.T, threshold int) (*controllertest.Env, *Contr
 func gcNow(t *testing.T, e *controllertest.Env, gcc *Controller) {
 	t.Helper()
 	e.Eventually("caches current", func() (bool, string) {
-		pods, rv, err := e.Client.Pods().List(e.Ctx, "", registry.ListOptions{})
+		pods, rv, err := e.Client.Pods().List(e.Ctx, "", client.ListOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
-		nodes, _, err := e.Client.Nodes().List(e.Ctx, "", registry.ListOptions{})
+		nodes, _, err := e.Client.Nodes().List(e.Ctx, "", client.ListOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -150,7 +150,7 @@ func TestGCOrphaned(t *testing.T) {
 	orphan := createPod(t, e, "orphan", "node-gone", corev1.PodRunning, "")
 	createPod(t, e, "late", "node-late", corev1.PodRunning, "")
 
-	w, err := e.Client.Pods().Watch(e.Ctx, "default", registry.ListOptions{ResourceVersion: orphan.ResourceVersion})
+	w, err := e.Client.Pods().Watch(e.Ctx, "default", client.ListOptions{ResourceVersion: orphan.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

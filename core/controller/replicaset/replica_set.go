@@ -39,7 +39,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 )
@@ -112,8 +111,8 @@ func New(cfg Config) (*Controller, error) {
 		workers:      cfg.Workers,
 		burst:        cfg.BurstReplicas,
 		queue:        client.NewQueue[string](cfg.Clock),
-		rsInformer:   client.NewInformer(cfg.Client.ReplicaSets(), "", registry.ListOptions{}),
-		podInformer:  client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
+		rsInformer:   client.NewInformer(cfg.Client.ReplicaSets(), "", client.ListOptions{}),
+		podInformer:  client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
 		expectations: controller.NewExpectations(cfg.Clock),
 		podControl: controller.PodControl{
 			Client:   cfg.Client,

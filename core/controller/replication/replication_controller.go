@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 )
@@ -82,8 +81,8 @@ func New(cfg Config) (*Controller, error) {
 		clock:        cfg.Clock,
 		workers:      cfg.Workers,
 		queue:        client.NewQueue[string](cfg.Clock),
-		rcInformer:   client.NewInformer(ReplicationControllers(cfg.Client), "", registry.ListOptions{}),
-		podInformer:  client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
+		rcInformer:   client.NewInformer(ReplicationControllers(cfg.Client), "", client.ListOptions{}),
+		podInformer:  client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
 		expectations: controller.NewExpectations(cfg.Clock),
 		podControl:   controller.PodControl{Client: cfg.Client, Recorder: client.NewRecorder(cfg.Client, Component, "", cfg.Clock)},
 	}

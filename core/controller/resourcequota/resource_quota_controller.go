@@ -90,9 +90,9 @@ func New(cfg Config) (*Controller, error) {
 	c := &Controller{
 		client: cfg.Client, clock: cfg.Clock, resync: cfg.ResyncPeriod, workers: cfg.Workers,
 		queue:    client.NewQueue[string](cfg.Clock),
-		quotas:   client.NewInformer(client.For[*corev1.ResourceQuota](cfg.Client, "", "resourcequotas"), "", registry.ListOptions{}),
-		pods:     client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
-		services: client.NewInformer(client.For[*corev1.Service](cfg.Client, "", "services"), "", registry.ListOptions{}),
+		quotas:   client.NewInformer(client.For[*corev1.ResourceQuota](cfg.Client, "", "resourcequotas"), "", client.ListOptions{}),
+		pods:     client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
+		services: client.NewInformer(client.For[*corev1.Service](cfg.Client, "", "services"), "", client.ListOptions{}),
 	}
 	c.quotas.AddHandler(client.Handler[*corev1.ResourceQuota]{
 		OnAdd: c.addQuota,
@@ -294,7 +294,7 @@ func (c *Controller) objects(ctx context.Context, gr schema.GroupResource, ns st
 	if _, ok := c.client.Registry().Lookup(gr); !ok {
 		return nil, nil
 	}
-	items, _, err := client.For[runtime.Object](c.client, gr.Group, gr.Resource).List(ctx, ns, registry.ListOptions{})
+	items, _, err := client.For[runtime.Object](c.client, gr.Group, gr.Resource).List(ctx, ns, client.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", gr, err)
 	}

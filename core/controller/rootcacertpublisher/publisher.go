@@ -76,8 +76,8 @@ func New(cfg Config) (*Publisher, error) {
 		rootCA:     cfg.RootCA,
 		workers:    cfg.Workers,
 		queue:      client.NewQueue[string](cfg.Clock),
-		nsInformer: client.NewInformer(cfg.Client.Namespaces(), "", registry.ListOptions{}),
-		cmInformer: client.NewInformer(client.For[*corev1.ConfigMap](cfg.Client, "", "configmaps"), "", registry.ListOptions{}),
+		nsInformer: client.NewInformer(cfg.Client.Namespaces(), "", client.ListOptions{}),
+		cmInformer: client.NewInformer(client.For[*corev1.ConfigMap](cfg.Client, "", "configmaps"), "", client.ListOptions{}),
 	}
 	p.nsInformer.AddHandler(client.Handler[*corev1.Namespace]{
 		OnAdd:    p.namespaceChanged,

@@ -77,8 +77,8 @@ func New(cfg Config) (*Controller, error) {
 		names:      cfg.ServiceAccounts,
 		workers:    cfg.Workers,
 		queue:      client.NewQueue[string](cfg.Clock),
-		nsInformer: client.NewInformer(cfg.Client.Namespaces(), "", registry.ListOptions{}),
-		saInformer: client.NewInformer(serviceAccounts(cfg.Client), "", registry.ListOptions{}),
+		nsInformer: client.NewInformer(cfg.Client.Namespaces(), "", client.ListOptions{}),
+		saInformer: client.NewInformer(serviceAccounts(cfg.Client), "", client.ListOptions{}),
 	}
 	c.nsInformer.AddHandler(client.Handler[*corev1.Namespace]{
 		OnAdd:    func(ns *corev1.Namespace) { c.queue.Add(ns.Name) },

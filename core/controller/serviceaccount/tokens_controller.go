@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 )
@@ -83,8 +82,8 @@ func NewTokens(cfg TokensConfig) (*TokensController, error) {
 		rootCA:         cfg.RootCA,
 		workers:        cfg.Workers,
 		queue:          client.NewQueue[types.NamespacedName](cfg.Clock),
-		saInformer:     client.NewInformer(serviceAccounts(cfg.Client), "", registry.ListOptions{}),
-		secretInformer: client.NewInformer(secrets(cfg.Client), "", registry.ListOptions{}),
+		saInformer:     client.NewInformer(serviceAccounts(cfg.Client), "", client.ListOptions{}),
+		secretInformer: client.NewInformer(secrets(cfg.Client), "", client.ListOptions{}),
 	}
 	queueSecret := func(s *corev1.Secret) {
 		if s.Type == corev1.SecretTypeServiceAccountToken {

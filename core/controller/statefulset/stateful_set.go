@@ -49,7 +49,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 	"github.com/kubetab/kubetab/core/controller/internal/history"
@@ -107,9 +106,9 @@ func New(cfg Config) (*Controller, error) {
 		clock:       cfg.Clock,
 		workers:     cfg.Workers,
 		queue:       client.NewQueue[string](cfg.Clock),
-		setInformer: client.NewInformer(StatefulSets(cfg.Client), "", registry.ListOptions{}),
-		podInformer: client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
-		crInformer:  client.NewInformer(history.Revisions(cfg.Client), "", registry.ListOptions{}),
+		setInformer: client.NewInformer(StatefulSets(cfg.Client), "", client.ListOptions{}),
+		podInformer: client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
+		crInformer:  client.NewInformer(history.Revisions(cfg.Client), "", client.ListOptions{}),
 		recorder:    client.NewRecorder(cfg.Client, Component, "", cfg.Clock),
 	}
 	ssc.setInformer.AddIndex(controller.NamespaceIndex, controller.IndexByNamespace[*appsv1.StatefulSet])

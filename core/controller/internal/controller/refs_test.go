@@ -38,7 +38,7 @@ func TestResolveControllerRefAndSelecting(t *testing.T) {
 	if _, err := c.ReplicaSets().Create(ctx, rs("other", &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "tier": "x"}})); err != nil {
 		t.Fatal(err)
 	}
-	inf := client.NewInformer(c.ReplicaSets(), "", registry.ListOptions{})
+	inf := client.NewInformer(c.ReplicaSets(), "", client.ListOptions{})
 	inf.AddIndex(NamespaceIndex, IndexByNamespace[*appsv1.ReplicaSet])
 	go inf.Run(ctx)
 	for deadline := time.Now().Add(10 * time.Second); !inf.HasSynced() || len(inf.List()) != 2; {

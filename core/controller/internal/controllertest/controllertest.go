@@ -6,10 +6,11 @@ package controllertest
 import (
 	"context"
 	"fmt"
-	"github.com/kubetab/kubetab/core/trace"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kubetab/kubetab/core/trace"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -126,7 +127,7 @@ func (e *Env) Eventually(what string, cond func() (bool, string)) {
 // Pods lists the pods of namespace, or fails the test.
 func (e *Env) Pods(namespace string) []*corev1.Pod {
 	e.T.Helper()
-	pods, _, err := e.Client.Pods().List(e.Ctx, namespace, registry.ListOptions{})
+	pods, _, err := e.Client.Pods().List(e.Ctx, namespace, client.ListOptions{})
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func (e *Env) ActivePods(namespace string) []*corev1.Pod {
 // ReplicaSets lists the replica sets of namespace, or fails the test.
 func (e *Env) ReplicaSets(namespace string) []*appsv1.ReplicaSet {
 	e.T.Helper()
-	list, _, err := e.Client.ReplicaSets().List(e.Ctx, namespace, registry.ListOptions{})
+	list, _, err := e.Client.ReplicaSets().List(e.Ctx, namespace, client.ListOptions{})
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func (e *Env) ReplicaSets(namespace string) []*appsv1.ReplicaSet {
 // Events lists the events of namespace, or fails the test.
 func (e *Env) Events(namespace string) []*corev1.Event {
 	e.T.Helper()
-	list, _, err := e.Client.Events().List(e.Ctx, namespace, registry.ListOptions{})
+	list, _, err := e.Client.Events().List(e.Ctx, namespace, client.ListOptions{})
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func setPodStatus(p *corev1.Pod, phase corev1.PodPhase, ready bool, clk clock.Pa
 // can proceed. It writes through the API like a kubelet does.
 func (e *Env) RunReadyKubelet() {
 	c := e.ClientFor("kubelet")
-	inf := client.NewInformer(c.Pods(), "", registry.ListOptions{})
+	inf := client.NewInformer(c.Pods(), "", client.ListOptions{})
 	q := client.NewQueue[string](e.Clock)
 	mark := func(p *corev1.Pod) {
 		if p.DeletionTimestamp == nil && (p.Status.Phase != corev1.PodRunning || !isReady(p)) {

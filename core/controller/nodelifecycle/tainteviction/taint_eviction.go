@@ -49,7 +49,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/controller/internal/controller"
 )
@@ -123,8 +122,8 @@ func New(cfg Config) (*Controller, error) {
 		client:       cfg.Client,
 		clock:        cfg.Clock,
 		recorder:     client.NewRecorder(cfg.Client, Component, "", cfg.Clock),
-		podInformer:  client.NewInformer(cfg.Client.Pods(), "", registry.ListOptions{}),
-		nodeInformer: client.NewInformer(cfg.Client.Nodes(), "", registry.ListOptions{}),
+		podInformer:  client.NewInformer(cfg.Client.Pods(), "", client.ListOptions{}),
+		nodeInformer: client.NewInformer(cfg.Client.Nodes(), "", client.ListOptions{}),
 		evictions:    newTimedWorkQueue(cfg.Clock),
 		tainted:      map[string][]corev1.Taint{},
 	}
