@@ -18,12 +18,13 @@ import (
 // markdown renders prose and hints. It is goldmark's CommonMark with the
 // GitHub extensions (tables, strikethrough, autolinks), and without
 // html.WithUnsafe: raw HTML is never passed through (the parser refuses it
-// anyway) and javascript: links are dropped. A line break next to a
-// Japanese character joins the lines without a space, as Japanese is
-// written (CSS Text 3's segment break rule); between Latin words it stays a
-// space.
+// anyway) and javascript: links are dropped. A line break between two
+// wide (Japanese) characters joins the lines without a space, as Japanese
+// is written; any other stays a space. (goldmark's CSS3Draft mode also drops
+// the break after any punctuation, ASCII included, which glued "jane.
+// Next" into "jane.Next" throughout the English lessons.)
 var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM,
-	extension.NewCJK(extension.WithEastAsianLineBreaks(extension.EastAsianLineBreaksCSS3Draft))))
+	extension.NewCJK(extension.WithEastAsianLineBreaks(extension.EastAsianLineBreaksSimple))))
 
 // folderName is a lesson folder: two or more digits, a dash, a slug.
 var folderName = regexp.MustCompile(`^[0-9]{2,}-[a-z0-9]+(-[a-z0-9]+)*$`)

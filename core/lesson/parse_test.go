@@ -420,15 +420,15 @@ func BenchmarkParse(b *testing.B) {
 
 // TestJapaneseLineBreaks: a line break in Japanese prose joins the lines
 // without a space (the source wraps lines; Japanese has no spaces between
-// words), while English keeps its space.
+// words), while English keeps its space, after punctuation too.
 func TestJapaneseLineBreaks(t *testing.T) {
-	file := lessonFile("title: T\nsummary: S\nminutes: 5\n", "## 一歩目\n\nPod が作られます。\nその中の `nodeName` を\n探してください。\nIt is a\nPod.\n\n```check\nkubectl get pods\n```\n")
+	file := lessonFile("title: T\nsummary: S\nminutes: 5\n", "## 一歩目\n\nPod が作られます。\nその中の `nodeName` を\n探してください。\nIt is a\nPod.\nAsk as jane.\nThen a review:\nthe answer, yes\nor no.\n\n```check\nkubectl get pods\n```\n")
 	l, err := Parse("lessons/01-a/ja.md", []byte(file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	html := l.Steps[0].Blocks[0].HTML
-	for _, want := range []string{"作られます。その中の", "を探してください。", "It is a\nPod."} {
+	for _, want := range []string{"作られます。その中の", "を探してください。", "It is a\nPod.", "jane.\nThen", "review:\nthe", "answer, yes"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("HTML %q lacks %q", html, want)
 		}
