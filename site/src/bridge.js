@@ -53,6 +53,9 @@ export class Cluster {
 
   dispatch(msg) {
     switch (msg.type) {
+      case 'batch':
+        for (const m of msg.msgs) this.dispatch(m);
+        break;
       case 'head': {
         const r = this.requests.get(msg.id);
         if (!r) return;

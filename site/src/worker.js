@@ -85,6 +85,9 @@
 //   {type: 'progress', loaded, total}    wasm download (total 0 when unknown)
 //   {type: 'phase', phase}               'compile' | 'start'
 //   {type: 'ready'}                      the API and the console answer now
+//   {type: 'batch', msgs: [...]}         several of the messages below, in order
+//                                        (responses and console output are
+//                                        batched: see post)
 //   {type: 'head', id, status, headers}  then {type: 'chunk', id, data}... then
 //   {type: 'end', id} or {type: 'error', id, message}
 //   {type: 'output', id, fd, data}       console bytes (fd 1 or 2), then {type: 'exit', id, code}
@@ -156,7 +159,62 @@
 
 /* global Go, importScripts */
 
-const post = (msg, transfer) => self.postMessage(msg, transfer || []);
+// Responses' bytes and console output go to the page in batches: a busy
+// cluster streams thousands of watch chunks a second, and each message is a
+// task on the page's main thread (with its stream's reads and parses), so
+// messages of these kinds wait in an outbox that goes out as one
+// {type: 'batch', msgs} at most every FLUSH_MS (at once when it has been
+// quiet for longer), consecutive chunks of one response joined into one.
+// Every other message flushes the outbox and goes at once, in order (the
+// start-up's progress must not wait behind Go's long first task).
+const FLUSH_MS = 16;
+const BATCHED = new Set(['head', 'chunk', 'end', 'error', 'output']);
+let outbox = [];
+let outboxTransfer = [];
+let flushTimer = 0;
+let lastFlush = -FLUSH_MS;
+
+function post(msg, transfer) {
+  if (!BATCHED.has(msg.type)) {
+    flushOutbox();
+    self.postMessage(msg, transfer || []);
+    return;
+  }
+  const last = outbox[outbox.length - 1];
+  if (last && (msg.type === 'chunk' || msg.type === 'output') && last.type === msg.type && last.id === msg.id && last.fd === msg.fd) {
+    (last.parts || (last.parts = [last.data])).push(msg.data);
+  } else {
+    outbox.push(msg);
+  }
+  if (transfer) outboxTransfer.push(...transfer);
+  if (!flushTimer) flushTimer = setTimeout(flushOutbox, Math.max(0, lastFlush + FLUSH_MS - performance.now()));
+}
+
+function flushOutbox() {
+  if (flushTimer) clearTimeout(flushTimer);
+  flushTimer = 0;
+  if (!outbox.length) return;
+  lastFlush = performance.now();
+  const msgs = outbox;
+  let transfer = outboxTransfer;
+  outbox = [];
+  outboxTransfer = [];
+  for (const m of msgs) {
+    if (!m.parts) continue;
+    const data = new Uint8Array(m.parts.reduce((n, p) => n + p.byteLength, 0));
+    let at = 0;
+    for (const p of m.parts) {
+      data.set(p, at);
+      at += p.byteLength;
+    }
+    m.data = data;
+    delete m.parts;
+    transfer.push(data.buffer);
+  }
+  // A buffer of a joined chunk is no longer in a message: it goes as a
+  // transfer all the same (detached here, dropped there), which is allowed.
+  self.postMessage(msgs.length === 1 ? msgs[0] : { type: 'batch', msgs }, transfer);
+}
 
 // A Uint8Array travels by transfer when it owns its whole buffer; otherwise
 // by copy of just its bytes.
