@@ -430,6 +430,13 @@ func (c *Cluster) WaitForCacheSync(ctx context.Context) error {
 	return nil
 }
 
+// WarmUp makes the first interpreter call of the cluster's compile cache
+// (cri.CompileCache.WarmUp): call it once the cluster is ready, in the
+// background, so that neither the start nor the first pod pays for the JS
+// engine's compiling of wazero's interpreter. Its error is the first
+// pull's too, which reports it to the pod.
+func (c *Cluster) WarmUp(ctx context.Context) error { return c.Cache.WarmUp(ctx) }
+
 // Launch starts the control plane and the nodes in goroutines until ctx is
 // done and returns at once, while the components fill their caches. The
 // browser build launches, so that its console answers meanwhile (in a tab

@@ -127,8 +127,9 @@ type Catalog struct {
 	// builtin is the references that ship with kubetab, userland the
 	// userland's module. Written only by New, so they are read without the
 	// lock.
-	builtin  map[string]bool
-	userland []byte
+	builtin      map[string]bool
+	userland     []byte
+	userlandFile cri.File // /bin/busybox, its digest worked out once
 
 	mu       sync.RWMutex         // guards the fields below
 	byRef    map[string]cri.Image // by normalized reference
@@ -146,6 +147,7 @@ func New() *Catalog {
 		panic(fmt.Sprintf("images: %s is not embedded: %v", userlandFile, err)) // broken build
 	}
 	c.userland = userland
+	c.userlandFile = cri.NewFile("/bin/busybox", 0o755, userland)
 	for _, e := range catalog {
 		mod, err := modules.ReadFile(e.file)
 		if err != nil {
@@ -188,7 +190,7 @@ func (c *Catalog) image(ref string, mod []byte, modulePath string, cfg cri.Image
 	}
 	img := cri.Image{Ref: ref, Module: mod, ModulePath: modulePath, Config: cfg}
 	if modulePath != "/bin/busybox" {
-		img.Files = append(img.Files, cri.File{Path: "/bin/busybox", Mode: 0o755, Data: c.userland})
+		img.Files = append(img.Files, c.userlandFile)
 	}
 	for _, a := range Applets {
 		if p := "/bin/" + a; p != modulePath {

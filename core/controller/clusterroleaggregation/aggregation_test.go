@@ -86,3 +86,36 @@ func TestAggregatedRules(t *testing.T) {
 		t.Fatalf("rules %+v; want get then list", got)
 	}
 }
+
+// TestRuleEquality: rules are the same when equality.Semantic.DeepEqual
+// says so (a nil list and an empty one are equal), and different when any
+// list differs, even by where a string ends.
+func TestRuleEquality(t *testing.T) {
+	base := rbacv1.PolicyRule{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"pods"}}
+	same := []rbacv1.PolicyRule{
+		base,
+		{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"pods"}, ResourceNames: []string{}, NonResourceURLs: nil},
+	}
+	differ := []rbacv1.PolicyRule{
+		{Verbs: []string{"getlist"}, APIGroups: []string{""}, Resources: []string{"pods"}},
+		{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"pod", "s"}},
+		{Verbs: []string{"get", "list"}, APIGroups: []string{"", ""}, Resources: []string{"pods"}},
+		{Verbs: []string{"get", "list"}, Resources: []string{"pods"}},
+		{Verbs: []string{"list", "get"}, APIGroups: []string{""}, Resources: []string{"pods"}},
+		{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"pods"}, ResourceNames: []string{"web"}},
+		{Verbs: []string{"get", "list"}, APIGroups: []string{""}, NonResourceURLs: []string{"pods"}},
+	}
+	for _, r := range same {
+		if string(ruleKey(nil, r)) != string(ruleKey(nil, base)) || !sameRules([]rbacv1.PolicyRule{r}, []rbacv1.PolicyRule{base}) {
+			t.Errorf("%+v and %+v should be the same rule", r, base)
+		}
+	}
+	for _, r := range differ {
+		if string(ruleKey(nil, r)) == string(ruleKey(nil, base)) || sameRules([]rbacv1.PolicyRule{r}, []rbacv1.PolicyRule{base}) {
+			t.Errorf("%+v and %+v should differ", r, base)
+		}
+	}
+	if !sameRules(nil, []rbacv1.PolicyRule{}) || sameRules(nil, same[:1]) {
+		t.Error("sameRules: nil and empty lists of rules are the same; a rule is not nothing")
+	}
+}

@@ -443,8 +443,12 @@ var warmUpModule = []byte{
 	0x20, 0x00, 0x41, 0x01, 0x6a, 0x0b, // local.get 0; i32.const 1; i32.add; end
 }
 
-// warmUp runs one interpreter call, once per cache.
-func (c *CompileCache) warmUp(ctx context.Context) error {
+// WarmUp runs one interpreter call, once per cache: the JS engine then
+// compiles wazero's interpreter before the first image's pull needs it.
+// It is only for speed (a pull works without it), so the browser build
+// calls it after the cluster is ready, in the background, rather than
+// making the tab's start wait for it.
+func (c *CompileCache) WarmUp(ctx context.Context) error {
 	c.warmOnce.Do(func() {
 		c.warmErr = func() error {
 			wr, err := c.runtime(ctx, noLimit)

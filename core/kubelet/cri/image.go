@@ -114,7 +114,11 @@ func ImageDigest(img Image) string {
 			links = append(links, link{f.Path, f.Link})
 			continue
 		}
-		files = append(files, entry{Path: f.Path, Mode: uint32(f.Mode.Perm()), Digest: Digest(f.Data)})
+		d := f.digest
+		if d == "" {
+			d = Digest(f.Data)
+		}
+		files = append(files, entry{Path: f.Path, Mode: uint32(f.Mode.Perm()), Digest: d})
 	}
 	b, _ := json.Marshal(struct {
 		Config ImageConfig `json:"config"`
@@ -284,7 +288,7 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error
 	}
 	// Each program's digest once per pull, not at every container's start.
 	for i := range all {
-		if all[i].Link == "" && strings.HasPrefix(string(all[i].Data[:min(len(all[i].Data), 4)]), "\x00asm") {
+		if all[i].Link == "" && all[i].digest == "" && strings.HasPrefix(string(all[i].Data[:min(len(all[i].Data), 4)]), "\x00asm") {
 			all[i].digest = Digest(all[i].Data)
 		}
 	}

@@ -59,10 +59,10 @@ type Runtime struct {
 	containers map[string]*container // by ID
 }
 
-// New returns a node's runtime with no images and no containers. The first
-// runtime of a CompileCache also makes one warm-up interpreter call: in a
-// fresh JS engine the first call stalls ~100 ms while V8 compiles wazero's
-// interpreter, better paid at boot than at the first pod.
+// New returns a node's runtime with no images and no containers. In a fresh
+// JS engine the first interpreter call stalls while V8 compiles wazero's
+// interpreter: CompileCache.WarmUp pays that once, after the cluster is
+// ready (cluster.Cluster.WarmUp), rather than at the first pod.
 func New(cfg Config) (*Runtime, error) {
 	switch {
 	case cfg.Images == nil:
@@ -73,9 +73,6 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("cri: Config.Clock is required")
 	case cfg.MaxLogBytes < 0:
 		return nil, errors.New("cri: Config.MaxLogBytes must not be negative")
-	}
-	if err := cfg.Cache.warmUp(context.Background()); err != nil {
-		return nil, err
 	}
 	maxLog := cfg.MaxLogBytes
 	if maxLog == 0 {
