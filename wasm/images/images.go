@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/kubetab/kubetab/core/kubelet/cri"
@@ -46,6 +47,26 @@ import (
 
 //go:embed */*.wasm
 var modules embed.FS
+
+// digestTable is each module's sha256, as sha256sum printed it when
+// build.sh built them ("<hex>  hello/hello-1.0.wasm"): New records these
+// with cri.KnownDigest rather than hashing the modules again at every
+// start (a third of a second of the tab's). TestDigestTable checks it.
+//
+//go:embed digests.txt
+var digestTable string
+
+// knownDigests parses digestTable: file → "sha256:<hex>".
+func knownDigests() map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(digestTable, "\n") {
+		sum, file, ok := strings.Cut(line, "  ")
+		if ok && len(sum) == 64 {
+			m[file] = "sha256:" + sum
+		}
+	}
+	return m
+}
 
 // userlandFile is the userland every image has in /bin (busybox/busybox.c).
 const userlandFile = "busybox/busybox-1.36.1.wasm"
@@ -127,9 +148,8 @@ type Catalog struct {
 	// builtin is the references that ship with kubetab, userland the
 	// userland's module. Written only by New, so they are read without the
 	// lock.
-	builtin      map[string]bool
-	userland     []byte
-	userlandFile cri.File // /bin/busybox, its digest worked out once
+	builtin  map[string]bool
+	userland []byte
 
 	mu       sync.RWMutex         // guards the fields below
 	byRef    map[string]cri.Image // by normalized reference
@@ -147,11 +167,17 @@ func New() *Catalog {
 		panic(fmt.Sprintf("images: %s is not embedded: %v", userlandFile, err)) // broken build
 	}
 	c.userland = userland
-	c.userlandFile = cri.NewFile("/bin/busybox", 0o755, userland)
+	known := knownDigests()
+	if d, ok := known[userlandFile]; ok {
+		cri.KnownDigest(userland, d)
+	}
 	for _, e := range catalog {
 		mod, err := modules.ReadFile(e.file)
 		if err != nil {
 			panic(fmt.Sprintf("images: %s is listed but not embedded: %v", e.file, err)) // broken build
+		}
+		if d, ok := known[e.file]; ok {
+			cri.KnownDigest(mod, d)
 		}
 		r, _ := cri.ParseRef(e.ref)
 		cfg := e.config
@@ -190,7 +216,7 @@ func (c *Catalog) image(ref string, mod []byte, modulePath string, cfg cri.Image
 	}
 	img := cri.Image{Ref: ref, Module: mod, ModulePath: modulePath, Config: cfg}
 	if modulePath != "/bin/busybox" {
-		img.Files = append(img.Files, c.userlandFile)
+		img.Files = append(img.Files, cri.File{Path: "/bin/busybox", Mode: 0o755, Data: c.userland})
 	}
 	for _, a := range Applets {
 		if p := "/bin/" + a; p != modulePath {

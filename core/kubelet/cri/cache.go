@@ -250,7 +250,7 @@ func (c *CompileCache) runtime(ctx context.Context, pages uint32) (*wasmRuntime,
 // compiled once per process. Concurrent compiles of one digest compile once;
 // the others wait for it (or for ctx).
 func (c *CompileCache) compile(ctx context.Context, name string, module []byte) (*cachedModule, error) {
-	return c.compileDigest(ctx, name, module, Digest(module))
+	return c.compileDigest(ctx, name, module, contentDigest(module))
 }
 
 // compileDigest is compile for a module whose digest the caller knows.

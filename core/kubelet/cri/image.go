@@ -12,6 +12,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"unsafe"
+	"weak"
 )
 
 // Errors about images.
@@ -90,13 +93,55 @@ func Digest(module []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// An image's contents are immutable (Image and File say callers must not
+// modify them), so their digests are worked out once per content and kept
+// by its identity (a weak pointer to the allocation it is in, which does
+// not keep it alive, with its address and length in it): a pull checks the image's digest, and SHA-256
+// under js/wasm runs at a few MB/s, so hashing every program and the
+// userland again at each pull and at each start made the tab wait.
+var contentDigests sync.Map // contentKey → "sha256:..."
+
+type contentKey struct {
+	obj  weak.Pointer[byte] // equal for any two pointers into one allocation
+	addr uintptr            // so the offset too (Go's heap does not move)
+	n    int
+}
+
+func keyOf(data []byte) contentKey {
+	return contentKey{weak.Make(&data[0]), uintptr(unsafe.Pointer(&data[0])), len(data)}
+}
+
+// contentDigest is Digest(data) for an image's immutable content.
+func contentDigest(data []byte) string {
+	if len(data) == 0 {
+		return Digest(data)
+	}
+	k := keyOf(data)
+	if d, ok := contentDigests.Load(k); ok {
+		return d.(string)
+	}
+	d := Digest(data)
+	contentDigests.Store(k, d)
+	return d
+}
+
+// KnownDigest records digest ("sha256:<hex>") as Digest(data) for an
+// image's content whose digest was worked out ahead: the built-in images'
+// table, written when they were built (wasm/images, whose tests check it
+// against the content). data must never change.
+func KnownDigest(data []byte, digest string) {
+	if len(data) > 0 {
+		contentDigests.Store(keyOf(data), digest)
+	}
+}
+
 // ImageDigest is the digest an Image must carry: Digest(Module) for a plain
 // module, or the digest of a manifest naming the config, the program and
 // every file by its own digest, as an OCI manifest names its config and
 // layers.
 func ImageDigest(img Image) string {
 	if img.Config.isZero() && len(img.Files) == 0 && img.ModulePath == "" {
-		return Digest(img.Module)
+		return contentDigest(img.Module)
 	}
 	type entry struct {
 		Path   string `json:"path"`
@@ -107,7 +152,7 @@ func ImageDigest(img Image) string {
 		Path string `json:"path"`
 		Link string `json:"link"`
 	}
-	files := []entry{{Path: img.ModulePath, Mode: 0o755, Digest: Digest(img.Module)}}
+	files := []entry{{Path: img.ModulePath, Mode: 0o755, Digest: contentDigest(img.Module)}}
 	var links []link
 	for _, f := range img.Files {
 		if f.Link != "" {
@@ -116,7 +161,7 @@ func ImageDigest(img Image) string {
 		}
 		d := f.digest
 		if d == "" {
-			d = Digest(f.Data)
+			d = contentDigest(f.Data)
 		}
 		files = append(files, entry{Path: f.Path, Mode: uint32(f.Mode.Perm()), Digest: d})
 	}
@@ -289,7 +334,7 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (ImageStatus, error
 	// Each program's digest once per pull, not at every container's start.
 	for i := range all {
 		if all[i].Link == "" && all[i].digest == "" && strings.HasPrefix(string(all[i].Data[:min(len(all[i].Data), 4)]), "\x00asm") {
-			all[i].digest = Digest(all[i].Data)
+			all[i].digest = contentDigest(all[i].Data)
 		}
 	}
 

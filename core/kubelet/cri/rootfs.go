@@ -50,16 +50,7 @@ type File struct {
 	// links to /bin/busybox. Data and Mode are then the target's.
 	Link string
 
-	digest string // Digest(Data), filled in by NewFile or by PullImage for the image's programs
-}
-
-// NewFile is a file of an image with its content's digest worked out now,
-// once. The catalog's images all carry the same userland (/bin/busybox):
-// made with NewFile it is hashed once, not again for every image's digest
-// and every pull (SHA-256 in js/wasm is slow: hashing it for each built-in
-// image took half a second of the tab's start).
-func NewFile(path string, mode fs.FileMode, data []byte) File {
-	return File{Path: path, Mode: mode, Data: data, digest: Digest(data)}
+	digest string // Digest(Data), filled in by PullImage for the image's programs
 }
 
 // The default search path of a container whose image sets no PATH: the one
