@@ -180,10 +180,14 @@ export class ClusterView {
       const ready = podReady(p);
       const node = (p.spec || {}).nodeName || '—';
       const ip = (p.status || {}).podIP || '—';
+      // Every namespace's pods are listed (kubectl get pods -A); one
+      // outside default is named with its namespace, as ns/name.
+      const ns = p.metadata.namespace;
+      const name = ns && ns !== 'default' ? `${ns}/${p.metadata.name}` : p.metadata.name;
       return {
-        sig: [p.metadata.name, ready, status, node, ip].join('\0'),
-        data: { pod: p.metadata.name, namespace: p.metadata.namespace, status },
-        cells: () => [cell(p.metadata.name, 'name'), cell(ready, 'num'), badge(status), cell(node, 'dim'), cell(ip, 'dim mono')],
+        sig: [name, ready, status, node, ip].join('\0'),
+        data: { pod: p.metadata.name, namespace: ns, status },
+        cells: () => [cell(name, 'name'), cell(ready, 'num'), badge(status), cell(node, 'dim'), cell(ip, 'dim mono')],
       };
     });
     r.querySelector('#pods-empty').hidden = pods.length > 0;

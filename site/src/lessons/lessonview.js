@@ -167,7 +167,7 @@ export function mount(root, ctx) {
       label();
     });
     return el('div', { class: 'file' },
-      el('div', { class: 'row' }, el('span', { class: 'file-icon', 'aria-hidden': 'true' }, '📄'), el('code', { class: 'name' }, b.file),
+      el('div', { class: 'row' }, el('span', { class: 'file-icon', 'aria-hidden': 'true' }), el('code', { class: 'name' }, b.file),
         el('span', { class: 'placed' }, t('lessons.file.placed', { name: b.file })), open),
       pre);
   }
