@@ -187,6 +187,8 @@ func onlyGCFields(obj, old runtime.Object) bool {
 	cm.SetOwnerReferences(om.GetOwnerReferences())
 	cm.SetFinalizers(om.GetFinalizers())
 	cm.SetSelfLink(om.GetSelfLink())
+	// Upstream compares internal objects, which carry no apiVersion/kind.
+	c.GetObjectKind().SetGroupVersionKind(old.GetObjectKind().GroupVersionKind())
 	return apiequality.Semantic.DeepEqual(c, old)
 }
 
