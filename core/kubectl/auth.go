@@ -101,19 +101,24 @@ func (s *session) newCanICommand() *cobra.Command {
 				if !allNamespaces {
 					ra.Namespace = s.namespace
 				}
+				// Upstream's warnings end in "\n" and its WarningPrinter adds
+				// another: a blank line follows each.
 				if typ == "*" {
 					ra.Resource = "*"
 				} else if res, err := s.resolve(typ); err == nil {
 					ra.Group, ra.Resource = res.Group, res.Name
 					if !res.Namespaced && !allNamespaces {
-						fmt.Fprintf(s.errOut(), "Warning: resource '%s' is not namespace scoped\n", res.Name)
+						fmt.Fprintf(s.errOut(), "Warning: resource '%s' is not namespace scoped%s\n\n", res.Name, inGroup(res.Group))
 					}
 				} else {
-					fmt.Fprintf(s.errOut(), "Warning: the server doesn't have a resource type '%s'\n", typ)
-					ra.Resource, ra.Group, _ = strings.Cut(typ, ".")
+					// users and groups (for impersonate) are served but not discoverable.
+					if name, group, _ := strings.Cut(strings.ToLower(typ), "."); group != "" || (name != "users" && name != "groups") {
+						fmt.Fprintf(s.errOut(), "Warning: the server doesn't have a resource type '%s'%s\n\n", name, inGroup(group))
+					}
+					ra.Resource = typ
 				}
 				if !contains(knownResourceVerbs, verb) {
-					fmt.Fprintf(s.errOut(), "Warning: verb '%s' is not a known verb\n", verb)
+					fmt.Fprintf(s.errOut(), "Warning: verb '%s' is not a known verb\n\n", verb)
 				}
 				spec.ResourceAttributes = ra
 			}
@@ -188,6 +193,14 @@ func (s *session) canIList(noHeaders bool) error {
 		fmt.Fprintln(w, ruleColumns(r))
 	}
 	return w.Flush()
+}
+
+// inGroup is what can-i's warnings add for a resource in a named group.
+func inGroup(group string) string {
+	if group == "" {
+		return ""
+	}
+	return " in group '" + group + "'"
 }
 
 type discard struct{}

@@ -99,7 +99,8 @@ func (e *env) aggregateRoles() {
 // can-i --list, with upstream's rules table (broken down, merged by
 // resource, sorted) as the real kubectl v1.32 prints them against
 // `kubetab cluster` (checked by hand; the conformance script checks a few
-// lines). The escalation check's 403 for a user who may create roles.
+// lines), can-i's warnings, and the escalation check's 403 for a user who
+// may create roles.
 func TestRBACDescribeAndList(t *testing.T) {
 	e := newEnv(t)
 	if err := e.reg.BootstrapRBAC(context.Background()); err != nil {
@@ -125,6 +126,12 @@ func TestRBACDescribeAndList(t *testing.T) {
 		"auth can-i --list pods",
 		"auth can-i --list -A",
 		"auth can-i get pods --no-headers",
+		"auth can-i get nodes --as jane",
+		"auth can-i fly pods",
+		"auth can-i fly /healthz",
+		"auth can-i get foos.bar",
+		"auth can-i get clusterroles.rbac.authorization.k8s.io",
+		"auth can-i impersonate users",
 		"create clusterrole role-creator --verb=create --resource=roles,rolebindings",
 		"create rolebinding sam-creates --clusterrole=role-creator --user=sam",
 		"create role secret-reader --verb=get,list --resource=secrets,pods --as sam",
