@@ -73,6 +73,21 @@ func reviewResource(name, kind string, namespaced bool) metav1.APIResource {
 	return metav1.APIResource{Name: name, SingularName: strings.TrimSuffix(name, "s"), Namespaced: namespaced, Kind: kind, Verbs: metav1.Verbs{"create"}}
 }
 
+// reviewObject is a new review of kind, for OpenAPI (kubectl explain).
+func reviewObject(kind string) runtime.Object {
+	switch kind {
+	case "SelfSubjectReview":
+		return &authnv1.SelfSubjectReview{}
+	case "LocalSubjectAccessReview":
+		return &authzv1.LocalSubjectAccessReview{}
+	case "SelfSubjectAccessReview":
+		return &authzv1.SelfSubjectAccessReview{}
+	case "SelfSubjectRulesReview":
+		return &authzv1.SelfSubjectRulesReview{}
+	}
+	return &authzv1.SubjectAccessReview{}
+}
+
 // reviewResources returns the review resources of gv, or nil.
 func reviewResources(gv schema.GroupVersion) []metav1.APIResource {
 	for _, g := range reviewAPIs {

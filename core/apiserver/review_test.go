@@ -126,3 +126,38 @@ func TestEscalationForbidden(t *testing.T) {
 		t.Errorf("the admin: %d %s", code, body)
 	}
 }
+
+// The reviews are in OpenAPI (kubectl explain, client-side validation):
+// a POST on the collection, no item path, the types' definitions.
+func TestReviewOpenAPI(t *testing.T) {
+	srv, _ := newTestServer(t)
+	code, body, _ := do(t, "GET", srv.URL+"/openapi/v3/apis/authorization.k8s.io/v1", "", "", "Accept", "application/json")
+	if code != 200 {
+		t.Fatalf("openapi v3: %d %s", code, body)
+	}
+	var doc struct {
+		Paths      map[string]map[string]any `json:"paths"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews":                        "createAuthorizationV1SelfSubjectAccessReview",
+		"/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews": "createAuthorizationV1NamespacedLocalSubjectAccessReview",
+	} {
+		p := doc.Paths[path]
+		post, _ := p["post"].(map[string]any)
+		if post == nil || post["operationId"] != want || p["get"] != nil || p["delete"] != nil {
+			t.Errorf("%s: %v", path, p)
+		}
+		if _, ok := doc.Paths[path+"/{name}"]; ok {
+			t.Errorf("%s has an item path", path)
+		}
+	}
+	if _, ok := doc.Components.Schemas["io.k8s.api.authorization.v1.SelfSubjectRulesReview"]; !ok {
+		t.Error("no SelfSubjectRulesReview definition")
+	}
+}

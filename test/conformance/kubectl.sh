@@ -124,6 +124,8 @@ check "api-resources -o wide: reviews are create only" 0 '^selfsubjectrulesrevie
 check "api-versions: authorization.k8s.io/v1" 0 '^authorization\.k8s\.io/v1$' -- api-versions
 check "create -f a SelfSubjectAccessReview" 0 '^true$' -- create -o 'jsonpath={.status.allowed}' -f - <<<'{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"get","resource":"pods"}}}'
 check "get selfsubjectaccessreviews: create only" 1 'MethodNotAllowed' -- get selfsubjectaccessreviews
+check "explain selfsubjectaccessreviews" 0 '^KIND: +SelfSubjectAccessReview$' -- explain selfsubjectaccessreviews
+check "explain a review's field" 0 '^FIELD: resourceAttributes <ResourceAttributes>$' -- explain localsubjectaccessreview.spec.resourceAttributes
 check "cluster-info" 0 'Kubernetes control plane.* is running at http://127\.0\.0\.1' -- cluster-info
 check "explain pods" 0 '^KIND: +Pod$' -- explain pods
 check "explain deployment.spec.replicas" 0 '^FIELD: +replicas <integer>$' -- explain deployment.spec.replicas
