@@ -145,7 +145,7 @@ func TestReviewOpenAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]string{
-		"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews":                        "createAuthorizationV1SelfSubjectAccessReview",
+		"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews":                         "createAuthorizationV1SelfSubjectAccessReview",
 		"/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews": "createAuthorizationV1NamespacedLocalSubjectAccessReview",
 	} {
 		p := doc.Paths[path]
