@@ -67,7 +67,13 @@ func (s *session) newCanICommand() *cobra.Command {
   kubectl auth can-i get pods --subresource=log
 
   # Check to see if I can access the URL /logs/
-  kubectl auth can-i get /logs/`,
+  kubectl auth can-i get /logs/
+
+  # Check to see if I can approve certificates.k8s.io
+  kubectl auth can-i approve certificates.k8s.io
+
+  # List all allowed actions in namespace "foo"
+  kubectl auth can-i --list --namespace=foo`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
 				if len(args) != 0 {
