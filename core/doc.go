@@ -18,6 +18,8 @@
 //     (the console's user is the admin, in system:masters; kubectl --as
 //     impersonates someone else) by RBAC: Roles, ClusterRoles and their
 //     bindings, with the default policy of apiserver/registry/rbac_bootstrap.go.
+//     Writing a role or binding is checked again, in the registry
+//     (rbac_escalation.go): no one grants what they do not hold.
 //   - apiserver/registry: defaulting, validation and admission per resource
 //     (the "strategies"), resourceVersion checks, graceful deletion and
 //     finalizers; then a write to the store.

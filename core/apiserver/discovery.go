@@ -88,10 +88,16 @@ func (s *Server) groupVersions() (order []string, versions map[string][]string) 
 		}
 		if _, ok := versions[g]; !ok {
 			order = append(order, g)
+			if g == "apps" {
+				order = append(order, s.reviewGroupVersions(versions)...)
+			}
 		}
 		if !hasString(versions[g], st.Resource.Version) {
 			versions[g] = append(versions[g], st.Resource.Version)
 		}
+	}
+	if _, ok := versions[reviewAPIs[0].gv.Group]; !ok { // no apps: first
+		order = append(s.reviewGroupVersions(versions), order...)
 	}
 	if s.metricsServed() {
 		g := registry.MetricsGroupVersion
@@ -103,6 +109,17 @@ func (s *Server) groupVersions() (order []string, versions map[string][]string) 
 		versions[flowGV.Group] = []string{flowGV.Version}
 	}
 	return order, versions
+}
+
+// reviewGroupVersions adds the review groups (review.go) to versions and
+// returns their names.
+func (s *Server) reviewGroupVersions(versions map[string][]string) []string {
+	var names []string
+	for _, g := range reviewAPIs {
+		names = append(names, g.gv.Group)
+		versions[g.gv.Group] = []string{g.gv.Version}
+	}
+	return names
 }
 
 func (s *Server) apiGroup(name string, versions []string) metav1.APIGroup {
@@ -169,6 +186,7 @@ func (s *Server) resourceList(w http.ResponseWriter, r *http.Request, gv schema.
 	if gv == flowGV {
 		list.APIResources = s.flowAPIResources()
 	}
+	list.APIResources = append(list.APIResources, reviewResources(gv)...)
 	for _, st := range s.reg.Resources() {
 		res := st.Resource
 		if res.Group != gv.Group || res.Version != gv.Version {
@@ -212,6 +230,11 @@ func (s *Server) aggregated(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
 			gi = len(list.Items)
 			groupIndex[res.Group] = gi
 			list.Items = append(list.Items, apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: res.Group}})
+			if res.Group == "apps" {
+				for _, g := range reviewAPIs {
+					list.Items = append(list.Items, reviewDiscovery(g.gv, g.resources))
+				}
+			}
 		}
 		grp := &list.Items[gi]
 		vi := -1
@@ -242,6 +265,13 @@ func (s *Server) aggregated(core bool) *apidiscoveryv2.APIGroupDiscoveryList {
 			rd.Subresources = append(rd.Subresources, sd)
 		}
 		grp.Versions[vi].Resources = append(grp.Versions[vi].Resources, rd)
+	}
+	if _, apps := groupIndex["apps"]; !core && !apps {
+		var reviews []apidiscoveryv2.APIGroupDiscovery
+		for _, g := range reviewAPIs {
+			reviews = append(reviews, reviewDiscovery(g.gv, g.resources))
+		}
+		list.Items = append(reviews, list.Items...)
 	}
 	if !core && s.metricsServed() {
 		list.Items = append(list.Items, metricsDiscovery())

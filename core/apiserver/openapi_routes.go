@@ -54,6 +54,12 @@ func (s *Server) openAPIResources() []openapi.Resource {
 		}
 		out = append(out, r)
 	}
+	for _, g := range reviewAPIs { // review.go: create only, no list
+		for _, res := range g.resources {
+			out = append(out, openapi.Resource{Group: g.gv.Group, Version: g.gv.Version, Kind: res.Kind, Resource: res.Name,
+				Namespaced: res.Namespaced, Verbs: res.Verbs, Object: reviewObject(res.Kind)})
+		}
+	}
 	return out
 }
 

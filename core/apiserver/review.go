@@ -2,11 +2,14 @@ package apiserver
 
 import (
 	"net/http"
+	"strings"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -28,11 +31,87 @@ import (
 
 func (s *Server) handleReviews() {
 	authzGV := "/apis/" + authzv1.SchemeGroupVersion.String()
-	s.mux.HandleFunc("POST "+authzGV+"/selfsubjectaccessreviews", s.selfSubjectAccessReview)
-	s.mux.HandleFunc("POST "+authzGV+"/subjectaccessreviews", s.subjectAccessReview)
-	s.mux.HandleFunc("POST "+authzGV+"/namespaces/{namespace}/localsubjectaccessreviews", s.subjectAccessReview)
-	s.mux.HandleFunc("POST "+authzGV+"/selfsubjectrulesreviews", s.selfSubjectRulesReview)
-	s.mux.HandleFunc("POST /apis/"+authnv1.SchemeGroupVersion.String()+"/selfsubjectreviews", s.selfSubjectReview)
+	authnGV := "/apis/" + authnv1.SchemeGroupVersion.String()
+	for path, h := range map[string]http.HandlerFunc{
+		authzGV + "/selfsubjectaccessreviews":                         s.selfSubjectAccessReview,
+		authzGV + "/subjectaccessreviews":                             s.subjectAccessReview,
+		authzGV + "/namespaces/{namespace}/localsubjectaccessreviews": s.subjectAccessReview,
+		authzGV + "/selfsubjectrulesreviews":                          s.selfSubjectRulesReview,
+		authnGV + "/selfsubjectreviews":                               s.selfSubjectReview,
+	} {
+		s.mux.HandleFunc("POST "+path, h)
+		// Create is the only verb: any other method is 405, in the plain
+		// text a route without that method answers with upstream (kubectl
+		// words it: the server does not allow this method on the
+		// requested resource (get selfsubjectaccessreviews...)).
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "405: Method Not Allowed", http.StatusMethodNotAllowed)
+		})
+	}
+}
+
+// reviewAPIs are the review resources in discovery, in upstream's order of
+// groups (authentication.k8s.io, then authorization.k8s.io, both right
+// after apps) and with its only verb, create. TokenReview is not served:
+// kubetab has no tokens to review.
+var reviewAPIs = []struct {
+	gv        schema.GroupVersion
+	resources []metav1.APIResource
+}{
+	{authnv1.SchemeGroupVersion, []metav1.APIResource{
+		reviewResource("selfsubjectreviews", "SelfSubjectReview", false),
+	}},
+	{authzv1.SchemeGroupVersion, []metav1.APIResource{
+		reviewResource("localsubjectaccessreviews", "LocalSubjectAccessReview", true),
+		reviewResource("selfsubjectaccessreviews", "SelfSubjectAccessReview", false),
+		reviewResource("selfsubjectrulesreviews", "SelfSubjectRulesReview", false),
+		reviewResource("subjectaccessreviews", "SubjectAccessReview", false),
+	}},
+}
+
+func reviewResource(name, kind string, namespaced bool) metav1.APIResource {
+	return metav1.APIResource{Name: name, SingularName: strings.TrimSuffix(name, "s"), Namespaced: namespaced, Kind: kind, Verbs: metav1.Verbs{"create"}}
+}
+
+// reviewObject is a new review of kind, for OpenAPI (kubectl explain).
+func reviewObject(kind string) runtime.Object {
+	switch kind {
+	case "SelfSubjectReview":
+		return &authnv1.SelfSubjectReview{}
+	case "LocalSubjectAccessReview":
+		return &authzv1.LocalSubjectAccessReview{}
+	case "SelfSubjectAccessReview":
+		return &authzv1.SelfSubjectAccessReview{}
+	case "SelfSubjectRulesReview":
+		return &authzv1.SelfSubjectRulesReview{}
+	}
+	return &authzv1.SubjectAccessReview{}
+}
+
+// reviewResources returns the review resources of gv, or nil.
+func reviewResources(gv schema.GroupVersion) []metav1.APIResource {
+	for _, g := range reviewAPIs {
+		if g.gv == gv {
+			return g.resources
+		}
+	}
+	return nil
+}
+
+// reviewDiscovery is the aggregated discovery entry of a review group.
+func reviewDiscovery(gv schema.GroupVersion, resources []metav1.APIResource) apidiscoveryv2.APIGroupDiscovery {
+	v := apidiscoveryv2.APIVersionDiscovery{Version: gv.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
+	for _, r := range resources {
+		scope := apidiscoveryv2.ScopeCluster
+		if r.Namespaced {
+			scope = apidiscoveryv2.ScopeNamespace
+		}
+		v.Resources = append(v.Resources, apidiscoveryv2.APIResourceDiscovery{
+			Resource: r.Name, ResponseKind: &metav1.GroupVersionKind{Kind: r.Kind},
+			Scope: scope, SingularResource: r.SingularName, Verbs: r.Verbs,
+		})
+	}
+	return apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: gv.Group}, Versions: []apidiscoveryv2.APIVersionDiscovery{v}}
 }
 
 // answerReview decodes a review of kind into obj, lets answer fill it,

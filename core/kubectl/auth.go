@@ -11,7 +11,10 @@ import (
 	"github.com/spf13/cobra"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetab/kubetab/core/internal/rbacrule"
 )
 
 // `kubectl auth can-i` and `kubectl auth whoami` (upstream's
@@ -35,7 +38,7 @@ func (s *session) newAuthCommand() *cobra.Command {
 var knownResourceVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "use", "bind", "impersonate", "*", "approve", "sign", "escalate", "attest"}
 
 func (s *session) newCanICommand() *cobra.Command {
-	var allNamespaces, quiet bool
+	var allNamespaces, quiet, list, noHeaders bool
 	var subresource string
 	cmd := &cobra.Command{
 		Use:                   "can-i VERB [TYPE | TYPE/NAME | NONRESOURCEURL]",
@@ -64,8 +67,23 @@ func (s *session) newCanICommand() *cobra.Command {
   kubectl auth can-i get pods --subresource=log
 
   # Check to see if I can access the URL /logs/
-  kubectl auth can-i get /logs/`,
+  kubectl auth can-i get /logs/
+
+  # Check to see if I can approve certificates.k8s.io
+  kubectl auth can-i approve certificates.k8s.io
+
+  # List all allowed actions in namespace "foo"
+  kubectl auth can-i --list --namespace=foo`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if list {
+				if len(args) != 0 {
+					return errors.New("list option must be specified with no arguments")
+				}
+				if quiet || allNamespaces || subresource != "" {
+					return errors.New("list option can't be specified with neither quiet, all-namespaces nor subresource options")
+				}
+				return s.canIList(noHeaders)
+			}
 			if len(args) != 2 {
 				return errors.New("you must specify two arguments: verb resource or verb resource/resourceName.\nSee 'kubectl auth can-i -h' for help and examples.")
 			}
@@ -80,27 +98,38 @@ func (s *session) newCanICommand() *cobra.Command {
 					return errors.New("--subresource can not be used with NonResourceURL")
 				}
 				spec.NonResourceAttributes = &authzv1.NonResourceAttributes{Verb: verb, Path: args[1]}
+				if !contains(knownNonResourceVerbs, verb) {
+					fmt.Fprintf(s.errOut(), "Warning: verb '%s' is not a known verb\n\n", verb)
+				}
 			} else {
 				typ, name, _ := strings.Cut(args[1], "/")
 				ra := &authzv1.ResourceAttributes{Verb: verb, Subresource: subresource, Name: name}
 				if !allNamespaces {
 					ra.Namespace = s.namespace
 				}
+				// Upstream's warnings end in "\n" and its WarningPrinter adds
+				// another: a blank line follows each.
 				if typ == "*" {
 					ra.Resource = "*"
 				} else if res, err := s.resolve(typ); err == nil {
 					ra.Group, ra.Resource = res.Group, res.Name
 					if !res.Namespaced && !allNamespaces {
-						fmt.Fprintf(s.errOut(), "Warning: resource '%s' is not namespace scoped\n", res.Name)
+						fmt.Fprintf(s.errOut(), "Warning: resource '%s' is not namespace scoped%s\n\n", res.Name, inGroup(res.Group))
 					}
 				} else {
-					fmt.Fprintf(s.errOut(), "Warning: the server doesn't have a resource type '%s'\n", typ)
-					ra.Resource, ra.Group, _ = strings.Cut(typ, ".")
+					// users and groups (for impersonate) are served but not discoverable.
+					if name, group, _ := strings.Cut(strings.ToLower(typ), "."); group != "" || (name != "users" && name != "groups") {
+						fmt.Fprintf(s.errOut(), "Warning: the server doesn't have a resource type '%s'%s\n\n", name, inGroup(group))
+					}
+					ra.Resource = typ
 				}
 				if !contains(knownResourceVerbs, verb) {
-					fmt.Fprintf(s.errOut(), "Warning: verb '%s' is not a known verb\n", verb)
+					fmt.Fprintf(s.errOut(), "Warning: verb '%s' is not a known verb\n\n", verb)
 				}
 				spec.ResourceAttributes = ra
+			}
+			if noHeaders {
+				return errors.New("--no-headers cannot be set without --list specified")
 			}
 			body, _ := json.Marshal(&authzv1.SelfSubjectAccessReview{
 				TypeMeta: metav1.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: "SelfSubjectAccessReview"},
@@ -130,7 +159,54 @@ func (s *session) newCanICommand() *cobra.Command {
 	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "If true, check the specified action in all namespaces.")
 	f.BoolVarP(&quiet, "quiet", "q", false, "If true, suppress output and just return the exit code.")
 	f.StringVar(&subresource, "subresource", "", "SubResource such as pod/log or deployment/scale")
+	f.BoolVar(&list, "list", false, "If true, prints all allowed actions.")
+	f.BoolVar(&noHeaders, "no-headers", false, "If true, prints allowed actions without headers")
 	return cmd
+}
+
+// knownNonResourceVerbs are the verbs can-i does not warn about for a URL.
+var knownNonResourceVerbs = []string{"get", "put", "post", "head", "options", "delete", "patch", "*"}
+
+// canIList is `kubectl auth can-i --list` (upstream RunAccessList): the
+// rules a SelfSubjectRulesReview returns for the namespace, broken down,
+// merged by resource and sorted, as `describe role` shows a role's.
+func (s *session) canIList(noHeaders bool) error {
+	body, _ := json.Marshal(&authzv1.SelfSubjectRulesReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: "SelfSubjectRulesReview"},
+		Spec:     authzv1.SelfSubjectRulesReviewSpec{Namespace: s.namespace},
+	})
+	var rev authzv1.SelfSubjectRulesReview
+	if err := s.client.into(s.ctx, request{method: http.MethodPost, path: "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+		body: body, contentType: "application/json"}, &rev); err != nil {
+		return err
+	}
+	st := rev.Status
+	if st.Incomplete {
+		fmt.Fprintf(s.errOut(), "Warning: the list may be incomplete: %v\n", st.EvaluationError)
+	}
+	var rules []rbacv1.PolicyRule
+	for _, r := range st.ResourceRules {
+		rules = append(rules, rbacv1.PolicyRule{Verbs: r.Verbs, APIGroups: r.APIGroups, Resources: r.Resources, ResourceNames: r.ResourceNames})
+	}
+	for _, r := range st.NonResourceRules {
+		rules = append(rules, rbacv1.PolicyRule{Verbs: r.Verbs, NonResourceURLs: r.NonResourceURLs})
+	}
+	w := newTabWriter(s.out())
+	if !noHeaders {
+		fmt.Fprintln(w, "Resources\tNon-Resource URLs\tResource Names\tVerbs")
+	}
+	for _, r := range rbacrule.ForDisplay(rules) {
+		fmt.Fprintln(w, ruleColumns(r))
+	}
+	return w.Flush()
+}
+
+// inGroup is what can-i's warnings add for a resource in a named group.
+func inGroup(group string) string {
+	if group == "" {
+		return ""
+	}
+	return " in group '" + group + "'"
 }
 
 type discard struct{}

@@ -322,13 +322,13 @@ func (s *session) newCreateRoleBindingCommand(cluster bool) *cobra.Command {
 				TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
 				ObjectMeta: metav1.ObjectMeta{Name: name}, RoleRef: ref, Subjects: subjects,
 			}
-			return s.createGenerated(clusterRoleBindingsResource, b, pf, func(err error) error { return err })
+			return s.createGenerated(clusterRoleBindingsResource, b, pf, func(err error) error { return fmt.Errorf("failed to create clusterrolebinding: %v", err) })
 		}
 		b := &rbacv1.RoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
 			ObjectMeta: metav1.ObjectMeta{Name: name}, RoleRef: ref, Subjects: subjects,
 		}
-		return s.createGenerated(roleBindingsResource, b, pf, func(err error) error { return err })
+		return s.createGenerated(roleBindingsResource, b, pf, func(err error) error { return fmt.Errorf("failed to create rolebinding: %v", err) })
 	}
 	f := cmd.Flags()
 	if cluster {

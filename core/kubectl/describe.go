@@ -201,6 +201,11 @@ func (s *session) describe(res apiResource, obj map[string]any, events bool) (st
 		}
 		return d.endpointSlice(&eps)
 	}
+	if res.Group == "rbac.authorization.k8s.io" {
+		if text, ok, err := describeRBAC(res.Kind, obj); ok {
+			return text, err // describe_rbac.go
+		}
+	}
 	return d.generic(res, obj)
 }
 

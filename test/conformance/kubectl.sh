@@ -116,6 +116,16 @@ check "version" 0 'Server Version: v1\.' -- version
 check "api-resources" 0 '^deployments +deploy +apps/v1 +true +Deployment$' -- api-resources
 check "api-resources --namespaced=false" 0 '^nodes +no +v1 +false +Node$' -- api-resources --namespaced=false
 check "api-versions" 0 '^apps/v1$' -- api-versions
+# The review APIs kubectl auth uses are in discovery, create only.
+check "api-resources: selfsubjectaccessreviews" 0 '^selfsubjectaccessreviews +authorization\.k8s\.io/v1 +false +SelfSubjectAccessReview$' -- api-resources
+check "api-resources: localsubjectaccessreviews" 0 '^localsubjectaccessreviews +authorization\.k8s\.io/v1 +true +LocalSubjectAccessReview$' -- api-resources --api-group=authorization.k8s.io
+check "api-resources: selfsubjectreviews" 0 '^selfsubjectreviews +authentication\.k8s\.io/v1 +false +SelfSubjectReview$' -- api-resources --api-group=authentication.k8s.io
+check "api-resources -o wide: reviews are create only" 0 '^selfsubjectrulesreviews +authorization\.k8s\.io/v1 +false +SelfSubjectRulesReview +create *$' -- api-resources -o wide
+check "api-versions: authorization.k8s.io/v1" 0 '^authorization\.k8s\.io/v1$' -- api-versions
+check "create -f a SelfSubjectAccessReview" 0 '^true$' -- create -o 'jsonpath={.status.allowed}' -f - <<<'{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":{"verb":"get","resource":"pods"}}}'
+check "get selfsubjectaccessreviews: create only" 1 'MethodNotAllowed' -- get selfsubjectaccessreviews
+check "explain selfsubjectaccessreviews" 0 '^KIND: +SelfSubjectAccessReview$' -- explain selfsubjectaccessreviews
+check "explain a review's field" 0 '^FIELD: resourceAttributes <ResourceAttributes>$' -- explain localsubjectaccessreview.spec.resourceAttributes
 check "cluster-info" 0 'Kubernetes control plane.* is running at http://127\.0\.0\.1' -- cluster-info
 check "explain pods" 0 '^KIND: +Pod$' -- explain pods
 check "explain deployment.spec.replicas" 0 '^FIELD: +replicas <integer>$' -- explain deployment.spec.replicas
@@ -703,6 +713,27 @@ check "auth can-i create deployments via view" 1 '^no$' -- auth can-i create dep
 check "bad roleRef kind" 1 'Unsupported value: "Policy": supported values: "Role", "ClusterRole"' -- create -f - <<<'{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"bad","namespace":"rbac-demo"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Policy","name":"x"},"subjects":[{"kind":"User","name":"jane"}]}'
 check "node authorizer: a kubelet may not read any secret" 1 '^Error from server \(Forbidden\): secrets "nope" is forbidden: User "system:node:node-1" cannot get resource "secrets" in API group "" in the namespace "rbac-demo": no relationship found between node .node-1. and this object$' -- get secret nope -n rbac-demo --as system:node:node-1 --as-group system:nodes
 check "node authorizer: a kubelet lists pods" 0 '^No resources found in rbac-demo namespace\.$' -- get pods -n rbac-demo --as system:node:node-1 --as-group system:nodes
+check "describe role" 0 '^  pods +\[\] +\[\] +\[get list\]$' -- describe role pod-reader -n rbac-demo
+check "describe rolebinding" 0 '^  User +jane +$' -- describe rolebinding jane-reads -n rbac-demo
+check "describe clusterrole view (aggregated)" 0 '^  deployments\.apps +\[\] +\[\] +\[get list watch\]$' -- describe clusterrole view
+# The escalation check: sam may create roles and bindings in rbac-demo and
+# holds nothing else there, so may not grant more; escalate and bind waive it.
+check "escalation: role-creator" 0 '^clusterrole.rbac.authorization.k8s.io/role-creator created$' -- create clusterrole role-creator --verb=create --resource=roles,rolebindings
+check "escalation: sam creates roles" 0 '^rolebinding.rbac.authorization.k8s.io/sam-creates created$' -- create rolebinding sam-creates --clusterrole=role-creator --user=sam -n rbac-demo
+check "escalation: a role granting get secrets" 1 '^Error from server \(Forbidden\): roles\.rbac\.authorization\.k8s\.io "secret-reader" is forbidden: user "sam" \(groups=\["system:authenticated"\]\) is attempting to grant RBAC permissions not currently held:$' -- create role secret-reader --verb=get --resource=secrets -n rbac-demo --as sam
+check "escalation: the missing rule" 1 '^\{APIGroups:\[""\], Resources:\["secrets"\], Verbs:\["get"\]\}$' -- create role secret-reader --verb=get --resource=secrets -n rbac-demo --as sam
+check "escalation: a role within sam's rules" 0 '^role.rbac.authorization.k8s.io/role-maker created$' -- create role role-maker --verb=create --resource=roles -n rbac-demo --as sam
+check "escalation: a binding to view" 1 '^error: failed to create rolebinding: rolebindings\.rbac\.authorization\.k8s\.io "sam-views" is forbidden: user "sam" \(groups=\["system:authenticated"\]\) is attempting to grant RBAC permissions not currently held:$' -- create rolebinding sam-views --clusterrole=view --user=sam -n rbac-demo --as sam
+check "escalation: may escalate roles" 0 '^clusterrole.rbac.authorization.k8s.io/role-escalator created$' -- create clusterrole role-escalator --verb=escalate --resource=roles
+check "escalation: sam escalates" 0 'created$' -- create rolebinding sam-escalates --clusterrole=role-escalator --user=sam -n rbac-demo
+check "escalation: escalate waives it" 0 '^role.rbac.authorization.k8s.io/secret-reader created$' -- create role secret-reader --verb=get --resource=secrets -n rbac-demo --as sam
+check "escalation: may bind view" 0 '^clusterrole.rbac.authorization.k8s.io/view-binder created$' -- create clusterrole view-binder --verb=bind --resource=clusterroles --resource-name=view
+check "escalation: sam binds view" 0 'created$' -- create rolebinding sam-binds --clusterrole=view-binder --user=sam -n rbac-demo
+check "escalation: bind waives it" 0 '^rolebinding.rbac.authorization.k8s.io/sam-views created$' -- create rolebinding sam-views --clusterrole=view --user=sam -n rbac-demo --as sam
+check "escalation: only for view" 1 'rolebindings\.rbac\.authorization\.k8s\.io "sam-edits" is forbidden: user "sam"' -- create rolebinding sam-edits --clusterrole=edit --user=sam -n rbac-demo --as sam
+for cr in role-creator role-escalator view-binder; do
+  check "delete clusterrole $cr" 0 'deleted' -- delete clusterrole "$cr"
+done
 check "delete clusterrole crontab-reader" 0 'deleted' -- delete clusterrole crontab-reader
 for ns in rbac-demo rbac-other; do
   check "delete namespace $ns" 0 "^namespace \"$ns\" deleted" -- delete namespace "$ns" --wait=false

@@ -137,7 +137,9 @@ func (s *Spec) current() *documents {
 	for _, r := range rs {
 		g.addPaths(d.paths, r)
 		addGVK(g.defs[g.defineObject(r, false)], r.Group, r.Version, r.Kind)
-		addGVK(g.defs[g.defineObject(r, true)], r.Group, r.Version, r.Kind+"List")
+		if r.List != nil || r.Schema != nil { // the reviews have no list
+			addGVK(g.defs[g.defineObject(r, true)], r.Group, r.Version, r.Kind+"List")
+		}
 		for _, sub := range r.Subresources {
 			if sub.Object != nil && sub.Kind != "" {
 				setGVK(g, sub.Object, sub.Group, sub.Version, sub.Kind)

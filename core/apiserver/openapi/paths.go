@@ -250,12 +250,15 @@ func (g *schemaGen) addPaths(paths map[string]*spec3.Path, r Resource) {
 	gv := opPrefix(r.Group, r.Version)
 	tg := tag(r.Group, r.Version)
 	objRef := refPrefix + g.defineObject(r, false)
-	listRef := refPrefix + g.defineObject(r, true)
+	has := func(v string) bool { return len(r.Verbs) == 0 || containsString(r.Verbs, v) }
+	listRef := ""
+	if has("list") {
+		listRef = refPrefix + g.defineObject(r, true)
+	}
 	statusRef := refPrefix + g.define(reflect.TypeOf(metav1.Status{}))
 	deleteRef := refPrefix + g.define(reflect.TypeOf(metav1.DeleteOptions{}))
 	patchRef := refPrefix + g.define(reflect.TypeOf(metav1.Patch{}))
 	gvk := gvkExt(r.Group, r.Version, r.Kind)
-	has := func(v string) bool { return len(r.Verbs) == 0 || containsString(r.Verbs, v) }
 
 	prefix := pathPrefix(r.Group, r.Version)
 	collection := prefix + "/" + r.Resource
@@ -300,7 +303,9 @@ func (g *schemaGen) addPaths(paths map[string]*spec3.Path, r Resource) {
 		item.Delete = operation("delete"+gv+scope+r.Kind, "delete", "delete "+article(r.Kind)+" "+r.Kind, tg, gvk, deleteParams,
 			&spec3.RequestBody{RequestBodyProps: spec3.RequestBodyProps{Content: content([]string{"*/*"}, deleteRef)}}, statusRef, responseTypes, 200, 202)
 	}
-	paths[collection+"/{name}"] = item
+	if item.Get != nil || item.Put != nil || item.Patch != nil || item.Delete != nil {
+		paths[collection+"/{name}"] = item // a create-only review has no item path
+	}
 
 	for _, sub := range r.Subresources {
 		g.addSubresourcePaths(paths, r, sub, collection, scope, common)

@@ -30,12 +30,9 @@ import (
 // rules written by the clusterrole-aggregation controller
 // (core/controller/clusterroleaggregation): the union of the rules of every
 // ClusterRole its selectors match. The default roles are in
-// rbac_bootstrap.go.
-//
-// Not done here: upstream's escalation check (a user may only create a role
-// granting what they hold themselves, unless they have the "escalate" or
-// "bind" verb); kubetab's users are learners, and the check needs the
-// authorizer's rule resolver at write time.
+// rbac_bootstrap.go. A user may only write a role granting what they hold
+// themselves, or a binding to such a role, unless they have the "escalate"
+// or "bind" verb: rbac_escalation.go.
 
 func rbacResources() []*Resource {
 	g := rbacv1.GroupName

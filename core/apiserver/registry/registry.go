@@ -9,7 +9,8 @@
 // controller, passes the same steps here:
 //
 //	create:  name (generateName) -> uid, creationTimestamp -> mutating admission
-//	         (NamespaceLifecycle, ServiceAccount, Priority, LimitRanger) ->
+//	         (NamespaceLifecycle, ServiceAccount, Priority, LimitRanger, then
+//	         RBAC's escalation check) ->
 //	         PrepareForCreate (defaults, clear status) -> Validate -> validating
 //	         admission (Priority, ResourceQuota) ->
 //	         BeginCreate (allocate a Service's clusterIP) -> store.Create -> finish
@@ -23,7 +24,7 @@
 //
 // The files beside this one hold the strategies, one file per API group
 // (core_*.go for the legacy group, apps.go, batch.go, ...), the admission
-// plugins (admission.go, scheduling.go, admission_quota.go), the Service IP and port allocators
+// plugins (admission.go, scheduling.go, admission_quota.go, rbac_escalation.go), the Service IP and port allocators
 // (allocator.go), the metrics API (metrics.go) and the objects a new cluster
 // starts with (bootstrap.go).
 //

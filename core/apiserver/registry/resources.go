@@ -14,7 +14,8 @@ import (
 // Default returns a registry with every resource kubetab serves and the
 // admission plugins kube-apiserver enables by default that matter here:
 // NamespaceLifecycle, ServiceAccount, Priority, LimitRanger and ResourceQuota
-// (see admission.go and admission_quota.go).
+// (see admission.go and admission_quota.go), and RBAC's escalation check
+// (rbac_escalation.go).
 func Default(cfg Config) (*Registry, error) {
 	r, err := New(cfg)
 	if err != nil {
@@ -30,6 +31,8 @@ func Default(cfg Config) (*Registry, error) {
 	// LimitRanger and ResourceQuota (admission_quota.go); quota runs last.
 	r.AddMutatingAdmission(r.admitLimitRanger)
 	r.AddAdmission(r.admitResourceQuota)
+	// RBAC's escalation check, last of the mutating phase (rbac_escalation.go).
+	r.AddMutatingAdmission(r.escalationCheck())
 	return r, nil
 }
 
