@@ -65,11 +65,13 @@ every object whose write kubectl saw succeed is there.`,
 				return err
 			}
 			if kubeconfig != "" {
-				if err := writeKubeconfig(kubeconfig, server); err != nil {
+				if err := writeKubeconfig(kubeconfig, server, c.AdminToken()); err != nil {
 					return err
 				}
 			}
-			srv := &http.Server{Handler: apiserver.LoopbackOnly(c.Handler(), ln.Addr().String()), ReadHeaderTimeout: 10 * time.Second}
+			// The API server itself: every request is authenticated (the
+			// kubeconfig's token is the administrator; none is anonymous).
+			srv := &http.Server{Handler: apiserver.LoopbackOnly(c.API, ln.Addr().String()), ReadHeaderTimeout: 10 * time.Second}
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
 			fmt.Fprintf(cmd.OutOrStdout(), "kubetab cluster ready: %d nodes, API at %s", nodes, server)
@@ -98,9 +100,10 @@ every object whose write kubectl saw succeed is there.`,
 	return cmd
 }
 
-// checkLoopbackAddr refuses an --addr beyond loopback: the API has no
-// authentication yet, so anyone who can reach it owns the cluster (and can
-// run code on this machine through it). A loopback address is an IP in
+// checkLoopbackAddr refuses an --addr beyond loopback: the API is plain
+// HTTP, so the administrator's token would cross the network in the clear
+// and anyone who saw it would own the cluster (and could run code on this
+// machine through it). A loopback address is an IP in
 // 127.0.0.0/8 or ::1, or "localhost".
 func checkLoopbackAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
@@ -114,13 +117,14 @@ func checkLoopbackAddr(addr string) error {
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		shown = host + " (every interface)"
 	}
-	return fmt.Errorf("--addr %s: refusing to serve on %s: kubetab cluster serves the Kubernetes API without authentication, "+
+	return fmt.Errorf("--addr %s: refusing to serve on %s: kubetab cluster serves the Kubernetes API over plain HTTP, without TLS, "+
 		"so it listens on loopback only (127.0.0.1, ::1 or localhost), where only programs on this machine can reach it", addr, shown)
 }
 
 // writeKubeconfig writes a kubeconfig with one cluster, user and context,
-// all named kubetab, pointing at server.
-func writeKubeconfig(path, server string) error {
+// all named kubetab, pointing at server; the user is the administrator,
+// by its bearer token.
+func writeKubeconfig(path, server, token string) error {
 	const tmpl = `apiVersion: v1
 kind: Config
 clusters:
@@ -129,7 +133,8 @@ clusters:
     server: %s
 users:
 - name: kubetab
-  user: {}
+  user:
+    token: %s
 contexts:
 - name: kubetab
   context:
@@ -143,5 +148,5 @@ current-context: kubetab
 			return err
 		}
 	}
-	return os.WriteFile(path, []byte(fmt.Sprintf(tmpl, server)), 0o600)
+	return os.WriteFile(path, []byte(fmt.Sprintf(tmpl, server, token)), 0o600)
 }

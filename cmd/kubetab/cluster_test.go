@@ -7,7 +7,7 @@ import (
 )
 
 // `kubetab cluster` refuses to listen beyond loopback while its API has no
-// authentication; it used to warn and serve.
+// TLS (its token would travel in the clear); it used to warn and serve.
 func TestClusterRefusesNonLoopback(t *testing.T) {
 	for _, tc := range []struct {
 		addr string
@@ -17,7 +17,7 @@ func TestClusterRefusesNonLoopback(t *testing.T) {
 		{"127.0.0.5:0", ""},
 		{"[::1]:6443", ""},
 		{"localhost:6443", ""},
-		{"0.0.0.0:6443", "refusing to serve on 0.0.0.0 (every interface): kubetab cluster serves the Kubernetes API without authentication"},
+		{"0.0.0.0:6443", "refusing to serve on 0.0.0.0 (every interface): kubetab cluster serves the Kubernetes API over plain HTTP, without TLS"},
 		{":6443", "refusing to serve on  (every interface)"},
 		{"[::]:6443", "refusing to serve on :: (every interface)"},
 		{"192.168.1.20:6443", "refusing to serve on 192.168.1.20: "},
