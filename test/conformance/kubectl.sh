@@ -703,6 +703,22 @@ check "auth can-i create deployments via view" 1 '^no$' -- auth can-i create dep
 check "bad roleRef kind" 1 'Unsupported value: "Policy": supported values: "Role", "ClusterRole"' -- create -f - <<<'{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"bad","namespace":"rbac-demo"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Policy","name":"x"},"subjects":[{"kind":"User","name":"jane"}]}'
 check "node authorizer: a kubelet may not read any secret" 1 '^Error from server \(Forbidden\): secrets "nope" is forbidden: User "system:node:node-1" cannot get resource "secrets" in API group "" in the namespace "rbac-demo": no relationship found between node .node-1. and this object$' -- get secret nope -n rbac-demo --as system:node:node-1 --as-group system:nodes
 check "node authorizer: a kubelet lists pods" 0 '^No resources found in rbac-demo namespace\.$' -- get pods -n rbac-demo --as system:node:node-1 --as-group system:nodes
+# Authentication: the kubeconfig's user is the admin by its bearer token;
+# a wrong token is 401, and no credentials at all is system:anonymous.
+check "auth whoami: the kubeconfig's token" 0 '^Username +kubetab-admin$' -- auth whoami
+check "kubeconfig has a token" 0 '^.+$' -- config view --raw -o 'jsonpath={.users[0].user.token}'
+sed -E 's/^( +token: ).*/\1not-the-token/' "$KUBECONFIG" >"$work/wrong-token"
+check "a wrong token: Unauthorized" 1 '^error: You must be logged in to the server \(Unauthorized\)$' -- --kubeconfig "$work/wrong-token" get pods
+sed -E '/^ +token: /d; s/^  user:$/  user: {}/' "$KUBECONFIG" >"$work/anonymous"
+check "anonymous: forbidden" 1 'User "system:anonymous" cannot (get path "/api"|list resource "pods")' -- --kubeconfig "$work/anonymous" get pods
+check "anonymous: /version" 0 '"gitVersion"' -- --kubeconfig "$work/anonymous" get --raw /version
+# The components' own identities and the controllers' roles.
+check "get clusterrole system:controller:deployment-controller" 0 '^system:controller:deployment-controller +[0-9]{4}-' -- get clusterrole system:controller:deployment-controller
+check "controller role bound to its ServiceAccount" 0 '^system:controller:replicaset-controller +ClusterRole/system:controller:replicaset-controller +[0-9a-z]+ +kube-system/replicaset-controller$' -- get clusterrolebinding system:controller:replicaset-controller -o wide --no-headers
+check "controllers' ServiceAccounts" 0 '^generic-garbage-collector ' -- get serviceaccounts -n kube-system
+check "auth can-i: the scheduler binds" 0 '^yes$' -- auth can-i create pods/binding --as system:kube-scheduler -n default
+check "auth can-i: the scheduler may not delete a namespace" 1 '^no$' -- auth can-i delete namespaces --as system:kube-scheduler
+check "auth can-i: a controller's ServiceAccount" 0 '^yes$' -- auth can-i create pods --as system:serviceaccount:kube-system:replicaset-controller -n default
 check "delete clusterrole crontab-reader" 0 'deleted' -- delete clusterrole crontab-reader
 for ns in rbac-demo rbac-other; do
   check "delete namespace $ns" 0 "^namespace \"$ns\" deleted" -- delete namespace "$ns" --wait=false

@@ -43,6 +43,13 @@ func groupsRule(verbs []string, groups []string, resources ...string) rbacv1.Pol
 
 func verbs(v ...string) []string { return v }
 
+// readThenUpdate is the rule kubetab's controllers need where upstream's
+// patch: kubetab's client has no patch, so a controller that adopts a
+// pod, drops its finalizer or marks it failed reads it and updates it.
+func readThenUpdate(resources ...string) rbacv1.PolicyRule {
+	return rule(verbs("get", "update"), "", resources...)
+}
+
 // controllerRoles are the controllers' ClusterRoles, each named
 // system:controller:<service account>.
 func controllerRoles() []*rbacv1.ClusterRole {
@@ -66,6 +73,7 @@ func controllerRoles() []*rbacv1.ClusterRole {
 			groupsRule(verbs("update"), appsGroups, "daemonsets/finalizers"),
 			rule(verbs("list", "watch"), "", "nodes"),
 			rule(verbs("list", "watch", "create", "delete", "patch"), "", "pods"),
+			readThenUpdate("pods"),
 			rule(verbs("create"), "", "pods/binding"),
 			rule(verbs("get", "list", "watch", "create", "delete", "update", "patch"), "apps", "controllerrevisions"),
 			eventsRule()),
@@ -114,6 +122,7 @@ func controllerRoles() []*rbacv1.ClusterRole {
 			rule(verbs("update"), "batch", "jobs/status"),
 			rule(verbs("update"), "batch", "jobs/finalizers"),
 			rule(verbs("list", "watch", "create", "delete", "patch"), "", "pods"),
+			readThenUpdate("pods"),
 			eventsRule()),
 		role("namespace-controller",
 			rule(verbs("get", "list", "watch", "delete"), "", "namespaces"),
@@ -129,18 +138,21 @@ func controllerRoles() []*rbacv1.ClusterRole {
 		role("pod-garbage-collector",
 			rule(verbs("list", "watch", "delete"), "", "pods"),
 			rule(verbs("get", "list", "watch"), "", "nodes"),
-			rule(verbs("patch"), "", "pods/status")),
+			rule(verbs("patch"), "", "pods/status"),
+			readThenUpdate("pods", "pods/status")),
 		role("replicaset-controller",
 			groupsRule(verbs("get", "list", "watch", "update"), []string{"apps", "extensions"}, "replicasets"),
 			groupsRule(verbs("update"), []string{"apps", "extensions"}, "replicasets/status"),
 			groupsRule(verbs("update"), []string{"apps", "extensions"}, "replicasets/finalizers"),
 			rule(verbs("list", "watch", "patch", "create", "delete"), "", "pods"),
+			readThenUpdate("pods"),
 			eventsRule()),
 		role("replication-controller",
 			rule(verbs("get", "list", "watch", "update"), "", "replicationcontrollers"),
 			rule(verbs("update"), "", "replicationcontrollers/status"),
 			rule(verbs("update"), "", "replicationcontrollers/finalizers"),
 			rule(verbs("list", "watch", "patch", "create", "delete"), "", "pods"),
+			readThenUpdate("pods"),
 			eventsRule()),
 		role("resourcequota-controller",
 			// it counts objects of every kind
