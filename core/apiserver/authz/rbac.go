@@ -36,13 +36,13 @@ func (r *RBAC) Authorize(ctx context.Context, a Attributes) (Decision, string, e
 	}
 	reason := ""
 	var errs []string
-	r.visitRules(ctx, a.User, a.Namespace, func(source string, rule *rbacv1.PolicyRule, err error) bool {
+	r.visitRules(ctx, a.User, a.Namespace, func(source func() string, rule *rbacv1.PolicyRule, err error) bool {
 		if err != nil {
 			errs = append(errs, err.Error())
 			return true
 		}
 		if RuleAllows(a, rule) {
-			reason = "RBAC: allowed by " + source
+			reason = "RBAC: allowed by " + source()
 			return false
 		}
 		return true
@@ -62,7 +62,7 @@ func (r *RBAC) Authorize(ctx context.Context, a Attributes) (Decision, string, e
 func (r *RBAC) RulesFor(ctx context.Context, u *User, namespace string) ([]rbacv1.PolicyRule, []error) {
 	var rules []rbacv1.PolicyRule
 	var errs []error
-	r.visitRules(ctx, u, namespace, func(_ string, rule *rbacv1.PolicyRule, err error) bool {
+	r.visitRules(ctx, u, namespace, func(_ func() string, rule *rbacv1.PolicyRule, err error) bool {
 		if err != nil {
 			errs = append(errs, err)
 		} else {
@@ -75,10 +75,12 @@ func (r *RBAC) RulesFor(ctx context.Context, u *User, namespace string) ([]rbacv
 
 // visitRules calls visit with each rule bound to u: those of the
 // ClusterRoleBindings, then those of namespace's RoleBindings; it stops
-// when visit returns false (upstream: VisitRulesFor).
-func (r *RBAC) visitRules(ctx context.Context, u *User, namespace string, visit func(source string, rule *rbacv1.PolicyRule, err error) bool) {
+// when visit returns false (upstream: VisitRulesFor). source names the
+// binding; it is built only when asked for (the reason of an allowed
+// request), since components ask on every call.
+func (r *RBAC) visitRules(ctx context.Context, u *User, namespace string, visit func(source func() string, rule *rbacv1.PolicyRule, err error) bool) {
 	crbs, err := r.policy.ClusterRoleBindings(ctx)
-	if err != nil && !visit("", nil, err) {
+	if err != nil && !visit(nil, nil, err) {
 		return
 	}
 	for _, b := range crbs {
@@ -88,12 +90,14 @@ func (r *RBAC) visitRules(ctx context.Context, u *User, namespace string, visit 
 		}
 		rules, err := r.roleRules(ctx, b.RoleRef, "")
 		if err != nil {
-			if !visit("", nil, err) {
+			if !visit(nil, nil, err) {
 				return
 			}
 			continue
 		}
-		source := fmt.Sprintf("ClusterRoleBinding %q of %s %q to %s", b.Name, b.RoleRef.Kind, b.RoleRef.Name, describeSubject(subj, ""))
+		source := func() string {
+			return fmt.Sprintf("ClusterRoleBinding %q of %s %q to %s", b.Name, b.RoleRef.Kind, b.RoleRef.Name, describeSubject(subj, ""))
+		}
 		for i := range rules {
 			if !visit(source, &rules[i], nil) {
 				return
@@ -104,7 +108,7 @@ func (r *RBAC) visitRules(ctx context.Context, u *User, namespace string, visit 
 		return
 	}
 	rbs, err := r.policy.RoleBindings(ctx, namespace)
-	if err != nil && !visit("", nil, err) {
+	if err != nil && !visit(nil, nil, err) {
 		return
 	}
 	for _, b := range rbs {
@@ -114,12 +118,14 @@ func (r *RBAC) visitRules(ctx context.Context, u *User, namespace string, visit 
 		}
 		rules, err := r.roleRules(ctx, b.RoleRef, namespace)
 		if err != nil {
-			if !visit("", nil, err) {
+			if !visit(nil, nil, err) {
 				return
 			}
 			continue
 		}
-		source := fmt.Sprintf("RoleBinding %q of %s %q to %s", b.Name+"/"+namespace, b.RoleRef.Kind, b.RoleRef.Name, describeSubject(subj, namespace))
+		source := func() string {
+			return fmt.Sprintf("RoleBinding %q of %s %q to %s", b.Name+"/"+namespace, b.RoleRef.Kind, b.RoleRef.Name, describeSubject(subj, namespace))
+		}
 		for i := range rules {
 			if !visit(source, &rules[i], nil) {
 				return
