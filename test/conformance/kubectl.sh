@@ -116,7 +116,7 @@ check "version" 0 'Server Version: v1\.' -- version
 check "api-resources" 0 '^deployments +deploy +apps/v1 +true +Deployment$' -- api-resources
 check "api-resources --namespaced=false" 0 '^nodes +no +v1 +false +Node$' -- api-resources --namespaced=false
 check "api-versions" 0 '^apps/v1$' -- api-versions
-check "cluster-info" 0 'Kubernetes control plane.* is running at http://127\.0\.0\.1' -- cluster-info
+check "cluster-info" 0 'Kubernetes control plane.* is running at https://127\.0\.0\.1' -- cluster-info
 check "explain pods" 0 '^KIND: +Pod$' -- explain pods
 check "explain deployment.spec.replicas" 0 '^FIELD: +replicas <integer>$' -- explain deployment.spec.replicas
 
@@ -728,6 +728,14 @@ for ns in quota-demo limits-demo hpa-demo; do
   check "delete namespace $ns" 0 "^namespace \"$ns\" deleted" -- delete namespace "$ns" --wait=false
 done
 
+# Every component acts under its own identity; a refused request is logged
+# as "kubetab: COMPONENT: ... is forbidden: ...". None may be refused.
+if grep -Eq 'kubetab: [^ ]+: .* is forbidden' "$work/cluster.log"; then
+  failed=$((failed + 1)); echo "FAIL components were refused requests (a missing rule):"
+  grep -E 'kubetab: [^ ]+: .* is forbidden' "$work/cluster.log" | sort | uniq -c | head -20 | sed 's/^/     | /'
+else
+  passed=$((passed + 1)); echo "ok   no component was refused a request"
+fi
 echo
 echo "kubectl conformance: $passed passed, $failed failed"
 [ "$failed" = 0 ]
