@@ -67,9 +67,9 @@ func BenchmarkAuthorizeComponent(b *testing.B) {
 	}{
 		{"replicaset-controller creates a pod", authz.Attributes{User: &authz.User{Name: "system:serviceaccount:kube-system:replicaset-controller",
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", authz.GroupAuthenticated}},
-			Verb: "create", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "default"}},
+			Verb: "create", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "default", NoAllowReason: true}},
 		{"kubelet updates a pod's status", authz.Attributes{User: &authz.User{Name: "system:node:node-1", Groups: []string{authz.NodesGroup, authz.GroupAuthenticated}},
-			Verb: "update", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Subresource: "status", Namespace: "default", Name: "web"}},
+			Verb: "update", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Subresource: "status", Namespace: "default", Name: "web", NoAllowReason: true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -13,8 +13,9 @@
 //	   └─────────── create / update / delete ◀──── Reconcile(key) ◀── worker
 //
 // The difference is the transport: these calls go straight to the API
-// server's registry (the same validation, defaulting, admission and
-// resourceVersion checks as an HTTP request), with no JSON on the way.
+// server's registry (the same authorization, validation, defaulting,
+// admission and resourceVersion checks as an HTTP request: each component's
+// client carries its identity, identity.go), with no JSON on the way.
 // kubectl, in the browser console or the real one, uses HTTP.
 package client
 

@@ -89,7 +89,7 @@ func (r Resource[T]) authorize(ctx context.Context, verb, subresource, namespace
 	}
 	res := r.store.Resource
 	a := authz.Attributes{User: u, Verb: verb, ResourceRequest: true, APIGroup: res.Group, APIVersion: res.Version,
-		Resource: res.Resource, Subresource: subresource, Namespace: namespace, Name: name}
+		Resource: res.Resource, Subresource: subresource, Namespace: namespace, Name: name, NoAllowReason: true}
 	if a.Resource == "namespaces" && a.APIGroup == "" && a.Subresource == "" && a.Name != "" {
 		a.Namespace = a.Name
 	}
