@@ -14,12 +14,16 @@
 //   - apiserver: kube-apiserver's HTTP handler. It parses the path into a
 //     verb and a resource, decodes the body (JSON, YAML or protobuf), and hands
 //     the object to the registry.
-//   - apiserver/authz: who may do what. Every HTTP request is authorized
-//     (the console's user is the admin, in system:masters; kubectl --as
-//     impersonates someone else) by RBAC: Roles, ClusterRoles and their
-//     bindings, with the default policy of apiserver/registry/rbac_bootstrap.go.
-//     Writing a role or binding is checked again, in the registry
-//     (rbac_escalation.go): no one grants what they do not hold.
+//   - apiserver/authz: who may do what. Every request is authenticated
+//     (apiserver/authn.go: the kubeconfig's bearer token is the admin, in
+//     system:masters; no token is system:anonymous; kubectl --as
+//     impersonates someone else) and authorized by RBAC (Roles,
+//     ClusterRoles and their bindings, with the default policy of
+//     apiserver/registry/rbac_bootstrap.go) and, for kubelets, the Node
+//     authorizer. The components' in-process requests too: each acts as its
+//     own user (cluster/identities.go, client/identity.go). Writing a role
+//     or binding is checked again, in the registry (rbac_escalation.go): no
+//     one grants what they do not hold.
 //   - apiserver/registry: defaulting, validation and admission per resource
 //     (the "strategies"), resourceVersion checks, graceful deletion and
 //     finalizers; then a write to the store.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -37,7 +39,9 @@ func newClusterCommand() *cobra.Command {
 		Short: "Run a cluster natively and serve its API to the real kubectl",
 		Long: `Run the kubetab control plane (store, API server, controllers, scheduler)
 and its nodes (kubelets running WebAssembly containers) in this process, serve
-the Kubernetes API on --addr, and write a kubeconfig for kubectl.
+the Kubernetes API over HTTPS on --addr, and write a kubeconfig for kubectl:
+the API's self-signed certificate and the administrator's token, both made
+at start.
 
   kubetab cluster --kubeconfig /tmp/kubetab.yaml &
   KUBECONFIG=/tmp/kubetab.yaml kubectl get nodes
@@ -54,7 +58,13 @@ every object whose write kubectl saw succeed is there.`,
 			if err != nil {
 				return err
 			}
-			server := "http://" + ln.Addr().String()
+			server := "https://" + ln.Addr().String()
+			host, _, _ := net.SplitHostPort(ln.Addr().String())
+			cert, certPEM, err := selfSignedCert(host, time.Now())
+			if err != nil {
+				ln.Close()
+				return err
+			}
 			c, err := cluster.New(cluster.Config{Nodes: nodes, Images: images.New(), ExternalAddress: ln.Addr().String(), DataDir: dataDir, HPADownscaleStabilization: hpaDownscale})
 			if err != nil {
 				return err
@@ -65,13 +75,16 @@ every object whose write kubectl saw succeed is there.`,
 				return err
 			}
 			if kubeconfig != "" {
-				if err := writeKubeconfig(kubeconfig, server); err != nil {
+				if err := writeKubeconfig(kubeconfig, server, c.AdminToken(), certPEM); err != nil {
 					return err
 				}
 			}
-			srv := &http.Server{Handler: apiserver.LoopbackOnly(c.Handler(), ln.Addr().String()), ReadHeaderTimeout: 10 * time.Second}
+			// The API server itself: every request is authenticated (the
+			// kubeconfig's token is the administrator; none is anonymous).
+			srv := &http.Server{Handler: apiserver.LoopbackOnly(c.API, ln.Addr().String()), ReadHeaderTimeout: 10 * time.Second,
+				TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
 			errc := make(chan error, 1)
-			go func() { errc <- srv.Serve(ln) }()
+			go func() { errc <- srv.ServeTLS(ln, "", "") }()
 			fmt.Fprintf(cmd.OutOrStdout(), "kubetab cluster ready: %d nodes, API at %s", nodes, server)
 			if kubeconfig != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), ", kubeconfig %s", kubeconfig)
@@ -98,9 +111,10 @@ every object whose write kubectl saw succeed is there.`,
 	return cmd
 }
 
-// checkLoopbackAddr refuses an --addr beyond loopback: the API has no
-// authentication yet, so anyone who can reach it owns the cluster (and can
-// run code on this machine through it). A loopback address is an IP in
+// checkLoopbackAddr refuses an --addr beyond loopback: kubetab cluster is
+// a sandbox for one learner; whoever holds the kubeconfig's token owns the
+// cluster and can run code on this machine through it, and its
+// certificate names only loopback addresses. A loopback address is an IP in
 // 127.0.0.0/8 or ::1, or "localhost".
 func checkLoopbackAddr(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
@@ -114,22 +128,25 @@ func checkLoopbackAddr(addr string) error {
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		shown = host + " (every interface)"
 	}
-	return fmt.Errorf("--addr %s: refusing to serve on %s: kubetab cluster serves the Kubernetes API without authentication, "+
+	return fmt.Errorf("--addr %s: refusing to serve on %s: kubetab cluster is a sandbox for the learner on this machine, "+
 		"so it listens on loopback only (127.0.0.1, ::1 or localhost), where only programs on this machine can reach it", addr, shown)
 }
 
 // writeKubeconfig writes a kubeconfig with one cluster, user and context,
-// all named kubetab, pointing at server.
-func writeKubeconfig(path, server string) error {
+// all named kubetab, pointing at server, whose certificate is caPEM; the
+// user is the administrator, by its bearer token.
+func writeKubeconfig(path, server, token string, caPEM []byte) error {
 	const tmpl = `apiVersion: v1
 kind: Config
 clusters:
 - name: kubetab
   cluster:
     server: %s
+    certificate-authority-data: %s
 users:
 - name: kubetab
-  user: {}
+  user:
+    token: %s
 contexts:
 - name: kubetab
   context:
@@ -143,5 +160,5 @@ current-context: kubetab
 			return err
 		}
 	}
-	return os.WriteFile(path, []byte(fmt.Sprintf(tmpl, server)), 0o600)
+	return os.WriteFile(path, []byte(fmt.Sprintf(tmpl, server, base64.StdEncoding.EncodeToString(caPEM), token)), 0o600)
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// `kubetab cluster` refuses to listen beyond loopback while its API has no
-// authentication; it used to warn and serve.
+// `kubetab cluster` refuses to listen beyond loopback: it is a sandbox for
+// the learner on this machine; it used to warn and serve.
 func TestClusterRefusesNonLoopback(t *testing.T) {
 	for _, tc := range []struct {
 		addr string
@@ -17,7 +17,7 @@ func TestClusterRefusesNonLoopback(t *testing.T) {
 		{"127.0.0.5:0", ""},
 		{"[::1]:6443", ""},
 		{"localhost:6443", ""},
-		{"0.0.0.0:6443", "refusing to serve on 0.0.0.0 (every interface): kubetab cluster serves the Kubernetes API without authentication"},
+		{"0.0.0.0:6443", "refusing to serve on 0.0.0.0 (every interface): kubetab cluster is a sandbox for the learner on this machine"},
 		{":6443", "refusing to serve on  (every interface)"},
 		{"[::]:6443", "refusing to serve on :: (every interface)"},
 		{"192.168.1.20:6443", "refusing to serve on 192.168.1.20: "},

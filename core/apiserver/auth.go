@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubetab/kubetab/core/apiserver/authz"
@@ -21,19 +23,25 @@ import (
 // pkg/endpoints/filters: WithAuthentication, WithImpersonation,
 // WithAuthorization), run on every HTTP request before it is routed.
 //
-// Who is asking: kubetab serves its HTTP API on loopback only (and in the
-// browser, to the page alone), and has no client certificates, so a
-// request without credentials is the cluster's administrator, Admin, in
-// the group system:masters: what `kind` or `kubeadm` write into the first
-// kubeconfig. The learner becomes someone else the way an administrator
-// does, by impersonation (kubectl --as jane --as-group dev), which needs
-// the "impersonate" verb on users, groups or serviceaccounts.
+// Who is asking is authn.go's answer: the user of the request's bearer
+// token, or system:anonymous. The learner becomes someone else the way an
+// administrator does, by impersonation (kubectl --as jane --as-group dev),
+// which needs the "impersonate" verb on users, groups or serviceaccounts.
+// Then the authorizers decide (package authz): system:masters may do
+// anything, a kubelet what the Node authorizer allows, everyone else what
+// RBAC allows.
 //
-// The in-process components (controllers, scheduler, kubelets) talk to the
-// registry directly through core/client, not through HTTP; they are trusted
-// as before and pay nothing for this.
+// The in-process components (controllers, scheduler, kubelets, kube-proxy)
+// do not come through HTTP: core/client hands their requests to the
+// registry directly. They are authorized all the same, by the same
+// authorizer (Server.Authorizer), each under its own identity
+// (core/cluster gives them: system:kube-scheduler, system:node:<node>,
+// system:serviceaccount:kube-system:<controller> ...), with the user in
+// the request's context as an HTTP request's.
 
-// Admin is the user of a request that brings no credentials.
+// Admin is the cluster's administrator: the user of the token `kubetab
+// cluster` writes into its kubeconfig, in the group system:masters (what
+// kind and kubeadm write into the first kubeconfig).
 var Admin = &authz.User{Name: "kubetab-admin", Groups: []string{authz.GroupMasters, authz.GroupAuthenticated}}
 
 // Impersonation headers (k8s.io/api/authentication/v1).
@@ -52,21 +60,38 @@ func userOf(r *http.Request) *authz.User {
 	return Admin
 }
 
+// Authorizer is the API server's authorizer (system:masters, then the
+// Node authorizer, then RBAC), for the requests of in-process components.
+func (s *Server) Authorizer() authz.Authorizer { return s.authorizer }
+
 // authenticate finds the request's user, applies impersonation and
-// authorizes the request. It answers the request itself (400, 403) and
-// returns false when it may not go on. A request as Admin without
-// impersonation costs two header lookups.
+// authorizes the request. It answers the request itself (401, 400, 403)
+// and returns false when it may not go on. A request of system:masters
+// without impersonation costs a token check and no RBAC lookup.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	if r.Header.Get(impersonateUserHeader) == "" && len(r.Header.Values(impersonateGroupHeader)) == 0 &&
-		r.Header.Get(impersonateUIDHeader) == "" && !hasExtraHeader(r.Header) {
-		return r, true // Admin may do anything: system:masters
-	}
-	u, err := s.impersonate(r.Context(), Admin, r.Header)
+	u, err := s.authenticateRequest(r)
 	if err != nil {
-		writeError(w, r, err)
+		writeError(w, r, unauthorized())
 		return r, false
 	}
+	if r.Header.Get(impersonateUserHeader) != "" || len(r.Header.Values(impersonateGroupHeader)) > 0 ||
+		r.Header.Get(impersonateUIDHeader) != "" || hasExtraHeader(r.Header) {
+		if u, err = s.impersonate(r.Context(), u, r.Header); err != nil {
+			writeError(w, r, err)
+			return r, false
+		}
+	}
 	r = r.WithContext(authz.WithUser(r.Context(), u))
+	if r.Header.Get("Authorization") != "" {
+		// Nothing behind the API server sees the credential (a pod reached
+		// through pods/proxy would).
+		h := r.Header.Clone()
+		h.Del("Authorization")
+		r.Header = h
+	}
+	if u.InGroup(authz.GroupMasters) {
+		return r, true // system:masters may do anything
+	}
 	a := requestAttributes(r, u)
 	if dec, reason, err := s.authorizer.Authorize(r.Context(), a); dec != authz.DecisionAllow {
 		writeError(w, r, authz.Forbidden(a, denyReason(reason, err)))
@@ -217,73 +242,100 @@ func requestAttributes(r *http.Request, u *authz.User) authz.Attributes {
 	return a
 }
 
-// registryPolicy reads the RBAC objects from the registry for the RBAC
-// authorizer.
-type registryPolicy struct{ reg *registry.Registry }
+// registryPolicy is what the RBAC authorizer reads: the RBAC objects of
+// the registry, held in memory as one snapshot that is rebuilt when an
+// RBAC object has been written since (registry.PolicyGeneration). Upstream
+// reads them from informers' caches; here a request sees every write that
+// returned before it, and asking costs a few map lookups.
+type registryPolicy struct {
+	reg *registry.Registry
 
-var _ authz.Policy = registryPolicy{}
-
-func (p registryPolicy) store(resource string) (*registry.Store, error) {
-	st, ok := p.reg.Lookup(schema.GroupResource{Group: rbacv1.GroupName, Resource: resource})
-	if !ok {
-		return nil, fmt.Errorf("%s.%s is not served", resource, rbacv1.GroupName)
-	}
-	return st, nil
+	mu   sync.Mutex
+	snap *policySnapshot
 }
 
-func listOf[T any](ctx context.Context, p registryPolicy, resource, namespace string) ([]T, error) {
-	st, err := p.store(resource)
-	if err != nil {
-		return nil, err
+// policySnapshot is the RBAC objects at one policy generation. Its
+// objects are shared by every request: read only.
+type policySnapshot struct {
+	gen          uint64
+	clusterRoles map[string]*rbacv1.ClusterRole
+	roles        map[string]*rbacv1.Role // by namespace/name
+	crbs         []*rbacv1.ClusterRoleBinding
+	rbs          map[string][]*rbacv1.RoleBinding // by namespace
+	err          error
+}
+
+var _ authz.Policy = (*registryPolicy)(nil)
+
+func newRegistryPolicy(reg *registry.Registry) *registryPolicy { return &registryPolicy{reg: reg} }
+
+// snapshot returns the current snapshot, rebuilding it if the policy has
+// changed. The generation is read before the objects, so a write during
+// the rebuild makes the next request rebuild again.
+func (p *registryPolicy) snapshot(ctx context.Context) *policySnapshot {
+	gen := p.reg.PolicyGeneration()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.snap != nil && p.snap.gen == gen {
+		return p.snap
 	}
-	list, err := st.List(ctx, namespace, registry.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var out []T
-	switch l := list.(type) {
-	case *rbacv1.ClusterRoleBindingList:
-		for i := range l.Items {
-			out = append(out, any(&l.Items[i]).(T))
+	snap := &policySnapshot{gen: gen, clusterRoles: map[string]*rbacv1.ClusterRole{}, roles: map[string]*rbacv1.Role{}, rbs: map[string][]*rbacv1.RoleBinding{}}
+	visit := func(resource string, fn func(runtime.Object)) {
+		st, ok := p.reg.Lookup(schema.GroupResource{Group: rbacv1.GroupName, Resource: resource})
+		if !ok {
+			snap.err = fmt.Errorf("%s.%s is not served", resource, rbacv1.GroupName)
+			return
 		}
-	case *rbacv1.RoleBindingList:
-		for i := range l.Items {
-			out = append(out, any(&l.Items[i]).(T))
+		if err := st.VisitShared("", func(obj runtime.Object) bool { fn(obj); return true }); err != nil {
+			snap.err = err
 		}
 	}
-	return out, nil
+	visit("clusterroles", func(obj runtime.Object) {
+		if cr, ok := obj.(*rbacv1.ClusterRole); ok {
+			snap.clusterRoles[cr.Name] = cr
+		}
+	})
+	visit("roles", func(obj runtime.Object) {
+		if r, ok := obj.(*rbacv1.Role); ok {
+			snap.roles[r.Namespace+"/"+r.Name] = r
+		}
+	})
+	visit("clusterrolebindings", func(obj runtime.Object) {
+		if b, ok := obj.(*rbacv1.ClusterRoleBinding); ok {
+			snap.crbs = append(snap.crbs, b)
+		}
+	})
+	visit("rolebindings", func(obj runtime.Object) {
+		if b, ok := obj.(*rbacv1.RoleBinding); ok {
+			snap.rbs[b.Namespace] = append(snap.rbs[b.Namespace], b)
+		}
+	})
+	p.snap = snap
+	return snap
 }
 
-func (p registryPolicy) ClusterRoleBindings(ctx context.Context) ([]*rbacv1.ClusterRoleBinding, error) {
-	return listOf[*rbacv1.ClusterRoleBinding](ctx, p, "clusterrolebindings", "")
+func (p *registryPolicy) ClusterRoleBindings(ctx context.Context) ([]*rbacv1.ClusterRoleBinding, error) {
+	s := p.snapshot(ctx)
+	return s.crbs, s.err
 }
 
-func (p registryPolicy) RoleBindings(ctx context.Context, namespace string) ([]*rbacv1.RoleBinding, error) {
-	return listOf[*rbacv1.RoleBinding](ctx, p, "rolebindings", namespace)
+func (p *registryPolicy) RoleBindings(ctx context.Context, namespace string) ([]*rbacv1.RoleBinding, error) {
+	s := p.snapshot(ctx)
+	return s.rbs[namespace], s.err
 }
 
-func (p registryPolicy) ClusterRole(ctx context.Context, name string) (*rbacv1.ClusterRole, error) {
-	st, err := p.store("clusterroles")
-	if err != nil {
-		return nil, err
+func (p *registryPolicy) ClusterRole(ctx context.Context, name string) (*rbacv1.ClusterRole, error) {
+	if cr, ok := p.snapshot(ctx).clusterRoles[name]; ok {
+		return cr, nil
 	}
-	obj, err := st.Get(ctx, "", name)
-	if err != nil {
-		return nil, fmt.Errorf("clusterrole.rbac.authorization.k8s.io %q not found", name)
-	}
-	return obj.(*rbacv1.ClusterRole), nil
+	return nil, fmt.Errorf("clusterrole.rbac.authorization.k8s.io %q not found", name)
 }
 
-func (p registryPolicy) Role(ctx context.Context, namespace, name string) (*rbacv1.Role, error) {
-	st, err := p.store("roles")
-	if err != nil {
-		return nil, err
+func (p *registryPolicy) Role(ctx context.Context, namespace, name string) (*rbacv1.Role, error) {
+	if r, ok := p.snapshot(ctx).roles[namespace+"/"+name]; ok {
+		return r, nil
 	}
-	obj, err := st.Get(ctx, namespace, name)
-	if err != nil {
-		return nil, fmt.Errorf("role.rbac.authorization.k8s.io %q not found", name)
-	}
-	return obj.(*rbacv1.Role), nil
+	return nil, fmt.Errorf("role.rbac.authorization.k8s.io %q not found", name)
 }
 
 // nodeRules are the system:node role's rules: what the Node authorizer
@@ -297,18 +349,22 @@ func nodeRules() []rbacv1.PolicyRule {
 	return nil
 }
 
-// registryPods lists a node's pods for the Node authorizer.
+// registryPods reads pods for the Node authorizer, from the registry's
+// decoded cache (no copies).
 type registryPods struct{ reg *registry.Registry }
 
-func (p registryPods) PodsOnNode(ctx context.Context, node string) ([]*corev1.Pod, error) {
-	list, err := p.reg.MustLookup("", "pods").List(ctx, "", registry.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node)})
+func (p registryPods) VisitPods(ctx context.Context, namespace string, visit func(*corev1.Pod) bool) error {
+	return p.reg.MustLookup("", "pods").VisitShared(namespace, func(obj runtime.Object) bool {
+		pod, ok := obj.(*corev1.Pod)
+		return !ok || visit(pod)
+	})
+}
+
+func (p registryPods) Pod(ctx context.Context, namespace, name string) *corev1.Pod {
+	obj, err := p.reg.MustLookup("", "pods").GetShared(namespace, name)
 	if err != nil {
-		return nil, err
+		return nil
 	}
-	pods := list.(*corev1.PodList)
-	out := make([]*corev1.Pod, len(pods.Items))
-	for i := range pods.Items {
-		out[i] = &pods.Items[i]
-	}
-	return out, nil
+	pod, _ := obj.(*corev1.Pod)
+	return pod
 }

@@ -10,6 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubetab/kubetab/core/apiserver/authz"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 )
 
@@ -47,5 +48,36 @@ func BenchmarkGetPodImpersonated(b *testing.B) {
 		if rec.Code != http.StatusOK {
 			b.Fatalf("get: %d %s", rec.Code, rec.Body)
 		}
+	}
+}
+
+// BenchmarkAuthorizeComponent is what every in-process request of a
+// component pays (core/client's identity.go): the authorizer over the
+// bootstrap policy, for a controller's ServiceAccount (RBAC, the whole
+// policy snapshot walked) and a kubelet (the Node authorizer's rules).
+func BenchmarkAuthorizeComponent(b *testing.B) {
+	s, reg := benchServer(b)
+	ctx := context.Background()
+	if err := reg.BootstrapRBAC(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		a    authz.Attributes
+	}{
+		{"replicaset-controller creates a pod", authz.Attributes{User: &authz.User{Name: "system:serviceaccount:kube-system:replicaset-controller",
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", authz.GroupAuthenticated}},
+			Verb: "create", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Namespace: "default", NoAllowReason: true}},
+		{"kubelet updates a pod's status", authz.Attributes{User: &authz.User{Name: "system:node:node-1", Groups: []string{authz.NodesGroup, authz.GroupAuthenticated}},
+			Verb: "update", ResourceRequest: true, APIVersion: "v1", Resource: "pods", Subresource: "status", Namespace: "default", Name: "web", NoAllowReason: true}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if dec, _, err := s.Authorizer().Authorize(ctx, bc.a); dec != authz.DecisionAllow {
+					b.Fatalf("denied: %v", err)
+				}
+			}
+		})
 	}
 }

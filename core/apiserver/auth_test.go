@@ -235,7 +235,7 @@ func TestNodeAuthorizer(t *testing.T) {
 			`secrets "unused" is forbidden: User "system:node:node-1" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'node-1' and this object`},
 		{"another node's kubelet", "/api/v1/namespaces/default/secrets/used", kubelet("node-2"), 403, ""},
 		{"a list of secrets", "/api/v1/namespaces/default/secrets", kubelet("node-1"), 403,
-			`secrets is forbidden: User "system:node:node-1" cannot list resource "secrets" in API group "" in the namespace "default": can only get individual resources of this type`},
+			`secrets is forbidden: User "system:node:node-1" cannot list resource "secrets" in API group "" in the namespace "default": No Object name found`},
 		{"pods, by the system:node rules", "/api/v1/pods", kubelet("node-1"), 200, ""},
 		{"not deployments", "/apis/apps/v1/deployments", kubelet("node-1"), 403, ""},
 		{"a user named like a node without the group", "/api/v1/pods", []string{"Impersonate-User", "system:node:node-1"}, 403, ""},

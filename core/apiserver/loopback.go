@@ -10,13 +10,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Serving on loopback without authentication
+// Serving on loopback only
 //
 // kube-apiserver authenticates every request (client certificates, bearer
 // tokens) before anything else in its filter chain
-// (k8s.io/apiserver/pkg/server/filters, DefaultBuildHandlerChain). kubetab
-// has no authentication yet, so `kubetab cluster` listens on loopback only:
-// only programs on the learner's own machine can reach it. One of those
+// (k8s.io/apiserver/pkg/server/filters, DefaultBuildHandlerChain), over
+// TLS. kubetab authenticates bearer tokens (authn.go), and `kubetab
+// cluster` serves TLS with a self-signed certificate, but it is one
+// learner's sandbox: it listens on loopback only, where only programs on
+// the learner's own machine can reach it. A web page cannot read the
+// kubeconfig's token, so its requests are system:anonymous, which RBAC
+// lets read /version and /healthz only; still, one of those
 // programs is the learner's web browser, and any page it shows can send
 // requests to http://127.0.0.1:6443 in two ways that need no permission
 // from the server:

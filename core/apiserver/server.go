@@ -108,6 +108,10 @@ type Config struct {
 	// time between this and twice this, so clients reconnect spread out.
 	// Zero means 30 minutes, kube-apiserver's --min-request-timeout.
 	MinRequestTimeout time.Duration
+	// Tokens authenticates the bearer tokens of requests (authn.go); a
+	// request without one is system:anonymous. Nil turns authentication
+	// off: every request is Admin (tests of this package and its users).
+	Tokens TokenAuthenticator
 	// BookmarkInterval is how often a watch that allows bookmarks gets one.
 	// Zero means a minute, as kube-apiserver's watch cache.
 	BookmarkInterval time.Duration
@@ -150,8 +154,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.BookmarkInterval = time.Minute
 	}
 	s := &Server{cfg: cfg, reg: cfg.Registry, mux: http.NewServeMux()}
-	s.rbac = authz.NewRBAC(registryPolicy{reg: s.reg})
-	s.authorizer = authz.Privileged{Next: authz.Node{Pods: registryPods{reg: s.reg}, Rules: nodeRules(), Next: s.rbac}}
+	s.rbac = authz.NewRBAC(newRegistryPolicy(s.reg))
+	s.authorizer = authz.Privileged{Next: authz.NewNode(registryPods{reg: s.reg}, nodeRules(), s.rbac)}
 	s.handleReviews() // review.go
 	s.mux.HandleFunc("/version", s.version)
 	s.mux.HandleFunc("/version/", s.version)

@@ -13,8 +13,9 @@
 //	   └─────────── create / update / delete ◀──── Reconcile(key) ◀── worker
 //
 // The difference is the transport: these calls go straight to the API
-// server's registry (the same validation, defaulting, admission and
-// resourceVersion checks as an HTTP request), with no JSON on the way.
+// server's registry (the same authorization, validation, defaulting,
+// admission and resourceVersion checks as an HTTP request: each component's
+// client carries its identity, identity.go), with no JSON on the way.
 // kubectl, in the browser console or the real one, uses HTTP.
 package client
 
@@ -25,7 +26,6 @@ import (
 	"net/http"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -44,6 +44,8 @@ type Client struct {
 	reg *registry.Registry
 	// UserAgent names the component ("kube-scheduler"); the trace shows it.
 	UserAgent string
+	// id is who the client acts as (identity.go); nil: the loopback client.
+	id *Identity
 }
 
 // New returns a client over the registry.
@@ -75,7 +77,7 @@ func For[T runtime.Object](c *Client, group, resource string) Resource[T] {
 	if _, ok := s.Resource.New().(T); !ok {
 		panic(fmt.Sprintf("client: %s.%s does not hold %T", resource, group, *new(T)))
 	}
-	return Resource[T]{store: s, component: c.UserAgent}
+	return Resource[T]{store: s, component: c.UserAgent, id: c.id}
 }
 
 // Resource is a typed client of one resource, like client-go's PodInterface,
@@ -84,6 +86,7 @@ func For[T runtime.Object](c *Client, group, resource string) Resource[T] {
 type Resource[T runtime.Object] struct {
 	store     *registry.Store
 	component string // the client's UserAgent, for the trace
+	id        *Identity
 }
 
 // Store is the registry store behind the client.
@@ -91,7 +94,11 @@ func (r Resource[T]) Store() *registry.Store { return r.store }
 
 // Get returns one object.
 func (r Resource[T]) Get(ctx context.Context, namespace, name string) (T, error) {
-	ctx, done := r.call(ctx, "get", "", namespace, name)
+	ctx, done, err := r.call(ctx, "get", "", namespace, name)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
 	obj, err := r.store.Get(ctx, namespace, name)
 	done(http.StatusOK, err)
 	if err != nil {
@@ -118,7 +125,10 @@ type ListOptions struct {
 // List returns the objects of namespace ("" for all) matching opts, and the
 // resourceVersion of the list.
 func (r Resource[T]) List(ctx context.Context, namespace string, opts ListOptions) ([]T, string, error) {
-	ctx, done := r.call(ctx, "list", "", namespace, "")
+	ctx, done, err := r.call(ctx, "list", "", namespace, nameOf(opts))
+	if err != nil {
+		return nil, "", err
+	}
 	list, err := r.store.List(ctx, namespace, registry.ListOptions(opts))
 	done(http.StatusOK, err)
 	if err != nil {
@@ -147,7 +157,11 @@ func (r Resource[T]) Create(ctx context.Context, obj T) (T, error) {
 	if name == "" {
 		name = acc.GetGenerateName() // "web-5d9c7b8f6-": the server adds the rest
 	}
-	ctx, done := r.call(ctx, "create", "", acc.GetNamespace(), name)
+	ctx, done, err := r.call(ctx, "create", "", acc.GetNamespace(), name)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
 	out, err := r.store.Create(ctx, acc.GetNamespace(), obj, registry.CreateOptions{})
 	done(http.StatusCreated, err, out)
 	return r.cast(out, err)
@@ -163,12 +177,22 @@ func (r Resource[T]) UpdateStatus(ctx context.Context, obj T) (T, error) {
 	return r.update(ctx, obj, "status")
 }
 
+// UpdateSubresource writes another subresource that takes the whole
+// object: a namespace's "finalize".
+func (r Resource[T]) UpdateSubresource(ctx context.Context, obj T, subresource string) (T, error) {
+	return r.update(ctx, obj, subresource)
+}
+
 func (r Resource[T]) update(ctx context.Context, obj T, subresource string) (T, error) {
 	var ns, name string
 	if acc, err := meta.Accessor(obj); err == nil {
 		ns, name = acc.GetNamespace(), acc.GetName()
 	}
-	ctx, done := r.call(ctx, "update", subresource, ns, name)
+	ctx, done, err := r.call(ctx, "update", subresource, ns, name)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
 	out, err := r.store.Update(ctx, obj, registry.UpdateOptions{Subresource: subresource})
 	done(http.StatusOK, err)
 	return r.cast(out, err)
@@ -176,15 +200,21 @@ func (r Resource[T]) update(ctx context.Context, obj T, subresource string) (T, 
 
 // Delete deletes an object; opts may be nil.
 func (r Resource[T]) Delete(ctx context.Context, namespace, name string, opts *metav1.DeleteOptions) error {
-	ctx, done := r.call(ctx, "delete", "", namespace, name)
-	_, _, err := r.store.Delete(ctx, namespace, name, opts)
+	ctx, done, err := r.call(ctx, "delete", "", namespace, name)
+	if err != nil {
+		return err
+	}
+	_, _, err = r.store.Delete(ctx, namespace, name, opts)
 	done(http.StatusOK, err)
 	return err
 }
 
 // Watch streams changes; see registry.Store.Watch.
 func (r Resource[T]) Watch(ctx context.Context, namespace string, opts ListOptions) (watch.Interface, error) {
-	ctx, done := r.call(ctx, "watch", "", namespace, "")
+	ctx, done, err := r.call(ctx, "watch", "", namespace, nameOf(opts))
+	if err != nil {
+		return nil, err
+	}
 	w, err := r.store.Watch(ctx, namespace, registry.ListOptions(opts))
 	if err != nil {
 		done(http.StatusOK, err) // a watch that starts answers only when it ends
@@ -203,28 +233,29 @@ func (r Resource[T]) cast(obj runtime.Object, err error) (T, error) {
 // Bind assigns a pod to a node through the pods/binding subresource.
 func (c *Client) Bind(ctx context.Context, b *corev1.Binding) error {
 	pods := For[*corev1.Pod](c, "", "pods")
-	ctx, done := pods.call(ctx, "create", "binding", b.Namespace, b.Name)
-	_, err := pods.store.Bind(ctx, b)
+	ctx, done, err := pods.call(ctx, "create", "binding", b.Namespace, b.Name)
+	if err != nil {
+		return err
+	}
+	_, err = pods.store.Bind(ctx, b)
 	done(http.StatusCreated, err)
 	return err
 }
 
-// GetScale reads the scale subresource of a deployment or replica set.
-func (c *Client) GetScale(ctx context.Context, group, resource, namespace, name string) (*autoscalingv1.Scale, error) {
-	return c.reg.MustLookup(group, resource).GetScale(ctx, namespace, name)
-}
-
-// call records the request of one call in the trace (core/trace) and returns
-// ctx naming the client, and the function that records the response: code
-// on success, the error's status otherwise. A created object (the optional
-// argument) names the response when the request had only generateName.
-func (r Resource[T]) call(ctx context.Context, verb, subresource, namespace, name string) (context.Context, func(code int, err error, created ...runtime.Object)) {
+// call records the request of one call in the trace (core/trace),
+// authorizes it (identity.go) and returns ctx naming the client and its
+// user, and the function that records the response: code on success, the
+// error's status otherwise. A created object (the optional argument) names
+// the response when the request had only generateName. A refused call
+// returns the 403 (already recorded as the response).
+func (r Resource[T]) call(ctx context.Context, verb, subresource, namespace, name string) (context.Context, func(code int, err error, created ...runtime.Object), error) {
 	// The mark of a component's call: step mode holds these writes
 	// (registry/step.go); the learner's HTTP requests carry none.
 	ctx = registry.AsComponent(ctx, r.component)
 	rec := r.store.Registry().Trace()
 	if rec == nil {
-		return ctx, func(int, error, ...runtime.Object) {}
+		ctx, err := r.authorize(ctx, verb, subresource, namespace, name)
+		return ctx, func(int, error, ...runtime.Object) {}, err
 	}
 	ctx = trace.WithComponent(ctx, r.component)
 	res := r.store.Resource.TraceName()
@@ -232,7 +263,7 @@ func (r Resource[T]) call(ctx context.Context, verb, subresource, namespace, nam
 		res += "/" + subresource
 	}
 	rec.Record(trace.Hop{Kind: trace.Request, From: r.component, To: trace.APIServer, Verb: verb, Resource: res, Namespace: namespace, Name: name})
-	return ctx, func(code int, err error, created ...runtime.Object) {
+	done := func(code int, err error, created ...runtime.Object) {
 		detail := ""
 		if err != nil {
 			code = http.StatusInternalServerError
@@ -247,4 +278,9 @@ func (r Resource[T]) call(ctx context.Context, verb, subresource, namespace, nam
 		}
 		rec.Record(trace.Hop{Kind: trace.Response, From: trace.APIServer, To: r.component, Code: code, Resource: res, Namespace: namespace, Name: name, Detail: detail})
 	}
+	ctx, err := r.authorize(ctx, verb, subresource, namespace, name)
+	if err != nil {
+		done(0, err)
+	}
+	return ctx, done, err
 }

@@ -28,9 +28,9 @@ type Recorder struct {
 	host      string // source.host: the node, for kubelets
 	clock     clock.PassiveClock
 
-	// mu guards seen: the name of the event recorded for each key, bounded.
+	// mu guards seen: the event recorded last for each key, bounded.
 	mu   sync.Mutex
-	seen map[string]string
+	seen map[string]*corev1.Event
 }
 
 // maxSeen bounds the recorder's memory of past events (upstream's LRU holds 4096).
@@ -42,7 +42,7 @@ func NewRecorder(c *Client, component, host string, clk clock.PassiveClock) *Rec
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Recorder{client: c, component: component, host: host, clock: clk, seen: map[string]string{}}
+	return &Recorder{client: c, component: component, host: host, clock: clk, seen: map[string]*corev1.Event{}}
 }
 
 // Event records an event; eventtype is corev1.EventTypeNormal or Warning.
@@ -71,16 +71,20 @@ func (r *Recorder) emit(obj runtime.Object, fieldPath, eventtype, reason, messag
 	o := ev.InvolvedObject
 	key := strings.Join([]string{o.Kind, o.Namespace, o.Name, string(o.UID), o.FieldPath, eventtype, reason, message}, "\x00")
 	r.mu.Lock()
-	name, repeat := r.seen[key]
+	last, repeat := r.seen[key]
 	r.mu.Unlock()
 	if repeat {
-		if old, err := r.client.Events().Get(ctx, ev.Namespace, name); err == nil {
-			old = old.DeepCopy()
-			old.Count++
-			old.LastTimestamp = ev.LastTimestamp
-			if _, err := r.client.Events().Update(ctx, old); err == nil {
-				return
-			}
+		// The recorder counts from the event it wrote last, as upstream's
+		// correlator does from its cache: a component may write events but
+		// not read them back (eventsRule: create, update, patch).
+		next := last.DeepCopy()
+		next.Count++
+		next.LastTimestamp = ev.LastTimestamp
+		if out, err := r.client.Events().Update(ctx, next); err == nil {
+			r.mu.Lock()
+			r.seen[key] = out
+			r.mu.Unlock()
+			return
 		}
 	}
 	// A new event. Its name has the time in nanoseconds; two events about
@@ -90,7 +94,7 @@ func (r *Recorder) emit(obj runtime.Object, fieldPath, eventtype, reason, messag
 	nanos := ev.FirstTimestamp.UnixNano()
 	for i := 0; i < 16; i++ {
 		ev.Name = fmt.Sprintf("%s.%x", base, nanos+int64(i))
-		_, err := r.client.Events().Create(ctx, ev)
+		out, err := r.client.Events().Create(ctx, ev)
 		if apierrors.IsAlreadyExists(err) {
 			continue
 		}
@@ -99,7 +103,7 @@ func (r *Recorder) emit(obj runtime.Object, fieldPath, eventtype, reason, messag
 			if len(r.seen) >= maxSeen {
 				clear(r.seen)
 			}
-			r.seen[key] = ev.Name
+			r.seen[key] = out
 			r.mu.Unlock()
 		}
 		return

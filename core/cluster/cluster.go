@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	goruntime "runtime"
 	"sync"
 	"time"
@@ -235,6 +234,8 @@ type Cluster struct {
 	net networkState // kube-proxies and cluster DNS (network.go)
 
 	wal *wal.Log // the store's write-ahead log, with Config.DataDir
+
+	adminToken string // the administrator's bearer token (identities.go)
 }
 
 // kubeletRun is one Run of a node's kubelet: cancel stops it, done closes
@@ -371,7 +372,11 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	c.Step = step.NewGate(stepClock)
 	reg.SetStepGate(c.Step)
+	if c.adminToken, err = newAdminToken(); err != nil {
+		return nil, fmt.Errorf("cluster: admin token: %w", err)
+	}
 	c.API, err = apiserver.New(apiserver.Config{
+		Tokens:   apiserver.StaticTokens{c.adminToken: apiserver.Admin},
 		Registry: reg, Clock: cfg.Clock, Logs: apiserver.LogProviderFunc(c.podLogs), Exec: apiserver.ExecProviderFunc(c.podExec), Attach: apiserver.AttachProviderFunc(c.podAttach),
 		PortForward:     apiserver.PortForwardProviderFunc(c.podPortForward),
 		PodNetwork:      apiserver.PodNetworkFunc(c.podHTTPHandler),
@@ -395,10 +400,10 @@ func New(cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
-// Handler is the API server: what kubectl talks to.
-func (c *Cluster) Handler() http.Handler { return c.API }
-
-// Client returns an in-process client that names itself userAgent.
+// Client returns an in-process client that names itself userAgent, with
+// no identity: the API server's loopback client, which nothing checks
+// (upstream: system:apiserver in system:masters). The components get
+// clients with their own identity (identities.go).
 func (c *Cluster) Client(userAgent string) *client.Client { return client.New(c.Registry, userAgent) }
 
 // Start runs the control plane and the nodes in goroutines until ctx is
@@ -447,7 +452,10 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	var runners []runner
 
 	// kube-controller-manager: every controller of its table
-	// (controllermanager.go).
+	// (controllermanager.go), each with its ServiceAccount.
+	if err := c.ensureControllerServiceAccounts(ctx); err != nil {
+		return fmt.Errorf("kube-controller-manager: %w", err)
+	}
 	ctls, err := c.newControllers(clk)
 	if err != nil {
 		return err
@@ -455,7 +463,7 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	for _, ctl := range ctls {
 		runners = append(runners, ctl)
 	}
-	sched, err := scheduler.New(scheduler.Config{Client: c.Client("kube-scheduler"), Clock: clk})
+	sched, err := scheduler.New(scheduler.Config{Client: c.clientAs("kube-scheduler", schedulerUser), Clock: clk})
 	if err != nil {
 		return err
 	}
@@ -538,7 +546,7 @@ func (c *Cluster) newKubeletLocked(n nodeSpec) error {
 		}
 	}
 	k, err := kubelet.New(kubelet.Config{
-		Client: c.Client("kubelet/" + n.Name), NodeName: n.Name, Runtime: rt, Clock: c.cfg.Clock,
+		Client: c.clientAs("kubelet/"+n.Name, nodeUser(n.Name)), NodeName: n.Name, Runtime: rt, Clock: c.cfg.Clock,
 		PodCIDR: n.podCIDR, NodeIP: n.ip,
 		Capacity: corev1.ResourceList{
 			corev1.ResourceCPU: n.CPU, corev1.ResourceMemory: n.Memory,

@@ -46,73 +46,78 @@ type controllerDescriptor struct {
 	name string
 	// agent is the user agent (and event source) of the controller's client.
 	agent string
-	new   func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error)
+	// serviceAccount is the ServiceAccount in kube-system the controller
+	// acts as (upstream: the name it asks its client builder for), bound
+	// to the ClusterRole system:controller:<serviceAccount>; empty is the
+	// controller manager's own identity.
+	serviceAccount string
+	new            func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error)
 }
 
 // controllerDescriptors is kube-controller-manager's table, the controllers
 // kubetab runs, in start order.
 var controllerDescriptors = []controllerDescriptor{
-	{"deployment-controller", "deployment-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"deployment-controller", "deployment-controller", "deployment-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return deployment.New(deployment.Config{Client: c, Clock: clk})
 	}},
-	{"replicaset-controller", replicaset.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"replicaset-controller", replicaset.Component, "replicaset-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return replicaset.New(replicaset.Config{Client: c, Clock: clk})
 	}},
-	{"garbage-collector-controller", "generic-garbage-collector", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"garbage-collector-controller", "generic-garbage-collector", "generic-garbage-collector", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return garbagecollector.New(garbagecollector.Config{Client: c, Clock: clk})
 	}},
-	{"namespace-controller", namespace.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"namespace-controller", namespace.Component, "namespace-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return namespace.New(namespace.Config{Client: c, Clock: clk})
 	}},
-	{"node-lifecycle-controller", nodelifecycle.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"node-lifecycle-controller", nodelifecycle.Component, "node-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return nodelifecycle.New(nodelifecycle.Config{Client: c, Clock: clk})
 	}},
-	{"taint-eviction-controller", tainteviction.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"taint-eviction-controller", tainteviction.Component, "node-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return tainteviction.New(tainteviction.Config{Client: c, Clock: clk})
 	}},
-	{"job-controller", job.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"job-controller", job.Component, "job-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return job.New(job.Config{Client: c, Clock: clk})
 	}},
-	{"cronjob-controller", cronjob.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"cronjob-controller", cronjob.Component, "cronjob-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return cronjob.New(cronjob.Config{Client: c, Clock: clk})
 	}},
-	{"endpoints-controller", endpoint.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"endpoints-controller", endpoint.Component, "endpoint-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return endpoint.New(endpoint.Config{Client: c, Clock: clk})
 	}},
-	{"endpointslice-controller", endpointslice.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"endpointslice-controller", endpointslice.Component, "endpointslice-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return endpointslice.New(endpointslice.Config{Client: c, Clock: clk})
 	}},
-	{"disruption-controller", disruption.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"disruption-controller", disruption.Component, "disruption-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return disruption.New(disruption.Config{Client: c, Clock: clk})
 	}},
-	{"pod-garbage-collector-controller", podgc.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"pod-garbage-collector-controller", podgc.Component, "pod-garbage-collector", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return podgc.New(podgc.Config{Client: c, Clock: clk})
 	}},
-	{"root-ca-certificate-publisher-controller", rootcacertpublisher.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"root-ca-certificate-publisher-controller", rootcacertpublisher.Component, "root-ca-cert-publisher", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return rootcacertpublisher.New(rootcacertpublisher.Config{Client: c, Clock: clk})
 	}},
-	{"serviceaccount-controller", serviceaccount.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"serviceaccount-controller", serviceaccount.Component, "service-account-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return serviceaccount.New(serviceaccount.Config{Client: c, Clock: clk})
 	}},
-	{"serviceaccount-token-controller", serviceaccount.TokensComponent, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"serviceaccount-token-controller", serviceaccount.TokensComponent, "", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return serviceaccount.NewTokens(serviceaccount.TokensConfig{Client: c, Clock: clk})
 	}},
-	{"clusterrole-aggregation-controller", clusterroleaggregation.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"clusterrole-aggregation-controller", clusterroleaggregation.Component, "clusterrole-aggregation-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return clusterroleaggregation.New(clusterroleaggregation.Config{Client: c, Clock: clk})
 	}},
-	{"daemonset-controller", daemon.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"daemonset-controller", daemon.Component, "daemon-set-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return daemon.New(daemon.Config{Client: c, Clock: clk})
 	}},
-	{"statefulset-controller", statefulset.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"statefulset-controller", statefulset.Component, "statefulset-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return statefulset.New(statefulset.Config{Client: c, Clock: clk})
 	}},
-	{"replicationcontroller-controller", replication.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"replicationcontroller-controller", replication.Component, "replication-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return replication.New(replication.Config{Client: c, Clock: clk})
 	}},
-	{"resourcequota-controller", resourcequota.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"resourcequota-controller", resourcequota.Component, "resourcequota-controller", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return resourcequota.New(resourcequota.Config{Client: c, Clock: clk})
 	}},
-	{"horizontal-pod-autoscaler-controller", podautoscaler.Component, func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
+	{"horizontal-pod-autoscaler-controller", podautoscaler.Component, "horizontal-pod-autoscaler", func(c *client.Client, clk clock.WithTickerAndDelayedExecution) (controller, error) {
 		return podautoscaler.New(podautoscaler.Config{Client: c, Clock: clk})
 	}},
 }
@@ -122,7 +127,7 @@ var controllerDescriptors = []controllerDescriptor{
 func (c *Cluster) newControllers(clk clock.WithTickerAndDelayedExecution) ([]controller, error) {
 	out := make([]controller, 0, len(controllerDescriptors))
 	for _, d := range controllerDescriptors {
-		ctl, err := d.new(c.Client(d.agent), clk)
+		ctl, err := d.new(c.controllerClient(d.agent, d.serviceAccount), clk)
 		if err != nil {
 			return nil, fmt.Errorf("error starting %q: %w", d.name, err)
 		}

@@ -50,7 +50,7 @@ type networkState struct {
 func (c *Cluster) network() (*networkState, error) {
 	n := &c.net
 	n.once.Do(func() {
-		n.dns, n.err = dns.New(dns.Config{Client: c.Client("coredns")})
+		n.dns, n.err = dns.New(dns.Config{Client: c.clientAs("coredns", serviceAccountUser(metav1.NamespaceSystem, coreDNSServiceAccount))})
 		if n.err != nil {
 			return
 		}
@@ -85,7 +85,7 @@ func (c *Cluster) networkLocked() (*networkState, error) {
 // add makes a node's kube-proxy, running it if the network runs.
 func (n *networkState) add(c *Cluster, spec nodeSpec) error {
 	p, err := proxy.New(proxy.Config{
-		Client: c.Client("kube-proxy/" + spec.Name), NodeName: spec.Name, NodeIP: spec.ip,
+		Client: c.clientAs("kube-proxy/"+spec.Name, kubeProxyUser), NodeName: spec.Name, NodeIP: spec.ip,
 		ClusterCIDR: ClusterCIDR, Clock: c.cfg.Clock,
 	})
 	if err != nil {
@@ -295,6 +295,9 @@ func (cn clusterNetwork) PodHTTPHandler(addr netip.AddrPort) (http.Handler, erro
 // control plane's address, the way the "kubernetes" Service's do.
 func (c *Cluster) ensureDNSService(ctx context.Context) error {
 	cl := c.Client("kubeadm")
+	if err := c.ensureCoreDNSIdentity(ctx, cl); err != nil {
+		return err
+	}
 	ns := dns.ServiceNamespace
 	labels := map[string]string{"k8s-app": "kube-dns", "kubernetes.io/cluster-service": "true", "kubernetes.io/name": "CoreDNS"}
 	udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP

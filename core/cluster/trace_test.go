@@ -142,7 +142,7 @@ func TestStartWaitsForCaches(t *testing.T) {
 		{"replicaset-controller", "replicasets.apps"}, {"replicaset-controller", "pods"},
 		{"job-controller", "jobs.batch"}, {"cronjob-controller", "cronjobs.batch"}, {"cronjob-controller", "jobs.batch"}, {"endpointslice-controller", "services"},
 		{"kube-scheduler", "pods"}, {"kube-scheduler", "nodes"},
-		{"kubelet/node-1", "pods"}, {"kubelet/node-2", "pods"}, {"kubelet/node-3", "configmaps"},
+		{"kubelet/node-1", "pods"}, {"kubelet/node-2", "pods"}, {"kubelet/node-3", "services"},
 	} {
 		if !listed[want] {
 			t.Errorf("Start returned before %s had listed %s", want[0], want[1])

@@ -137,8 +137,6 @@ type Kubelet struct {
 	informer *client.Informer[*corev1.Pod] // nil while Run is not running
 	// The watch caches of what pods refer to (config_objects.go, env.go);
 	// nil while Run is not running.
-	cmInformer      *client.Informer[*corev1.ConfigMap]
-	secretInformer  *client.Informer[*corev1.Secret]
 	serviceInformer *client.Informer[*corev1.Service]
 }
 
@@ -267,8 +265,7 @@ func (kl *Kubelet) NodeName() string { return kl.nodeName }
 func (kl *Kubelet) HasSynced() bool {
 	kl.mu.Lock()
 	defer kl.mu.Unlock()
-	return kl.informer != nil && kl.informer.HasSynced() && kl.cmInformer.HasSynced() &&
-		kl.secretInformer.HasSynced() && kl.serviceInformer.HasSynced()
+	return kl.informer != nil && kl.informer.HasSynced() && kl.serviceInformer.HasSynced()
 }
 
 // Run registers the node, then runs the node's pods until ctx is done: it
@@ -319,14 +316,12 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 		},
 		OnDelete: func(p *corev1.Pod) { q.Add(p.UID) },
 	})
-	// What pods refer to: ConfigMaps and Secrets (env, volumes), Services
-	// (the Service environment variables).
-	cms := client.NewInformer(kl.configMaps(), "", client.ListOptions{})
-	secrets := client.NewInformer(kl.secrets(), "", client.ListOptions{})
+	// What pods refer to: Services (the Service environment variables).
+	// ConfigMaps and Secrets are read when a pod syncs (config_objects.go).
 	services := client.NewInformer(client.For[*corev1.Service](kl.client, "", "services"), "", client.ListOptions{})
 	kl.mu.Lock()
 	kl.queue, kl.informer = q, inf
-	kl.cmInformer, kl.secretInformer, kl.serviceInformer = cms, secrets, services
+	kl.serviceInformer = services
 	kl.mu.Unlock()
 	var wg sync.WaitGroup
 	kl.probes.start(ctx, &wg)
@@ -334,16 +329,14 @@ func (kl *Kubelet) Run(ctx context.Context) error {
 		kl.probes.stop()
 		kl.mu.Lock()
 		kl.queue, kl.informer = nil, nil
-		kl.cmInformer, kl.secretInformer, kl.serviceInformer = nil, nil, nil
+		kl.serviceInformer = nil
 		kl.mu.Unlock()
 	}()
 
-	wg.Add(4)
+	wg.Add(2)
 	go func() { defer wg.Done(); inf.Run(ctx) }()
-	go func() { defer wg.Done(); cms.Run(ctx) }()
-	go func() { defer wg.Done(); secrets.Run(ctx) }()
 	go func() { defer wg.Done(); services.Run(ctx) }()
-	if !client.WaitForCacheSync(ctx, inf.HasSynced, cms.HasSynced, secrets.HasSynced, services.HasSynced) {
+	if !client.WaitForCacheSync(ctx, inf.HasSynced, services.HasSynced) {
 		q.ShutDown()
 		wg.Wait()
 		return nil

@@ -387,9 +387,11 @@ func (kl *Kubelet) downwardAPIFiles(pod *corev1.Pod, items []corev1.DownwardAPIV
 
 // serviceAccountToken is a projected token: a JWT with the claims the API
 // server's TokenRequest puts in one (issuer, the service account as subject,
-// audience, expiry, the pod it is bound to). kubetab has no authentication,
-// so nothing checks it and it is not signed ("alg": "none"); a guest can
-// still decode it and see who it would be.
+// audience, expiry, the pod it is bound to). It is not signed ("alg":
+// "none"), so the API server does not accept it: anyone could write one
+// for any ServiceAccount, and a request bearing it gets 401 like any token
+// the API server does not know. A guest can still decode it and see who it
+// would be.
 func (kl *Kubelet) serviceAccountToken(pod *corev1.Pod, p *corev1.ServiceAccountTokenProjection, now time.Time) []byte {
 	expiry := int64(3600)
 	if p.ExpirationSeconds != nil {

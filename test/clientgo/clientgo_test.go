@@ -13,6 +13,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,7 +63,9 @@ func startClusterWith(t *testing.T, history int, contentType string) *testCluste
 		cancel()
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(c.Handler())
+	// The API server as `kubetab cluster` serves it: client-go brings the
+	// admin's bearer token, as the kubeconfig kubetab writes.
+	srv := httptest.NewServer(c.API)
 	t.Cleanup(func() {
 		cancel()
 		srv.CloseClientConnections()
@@ -70,7 +73,7 @@ func startClusterWith(t *testing.T, history int, contentType string) *testCluste
 	})
 	// QPS < 0 turns off client-go's client-side rate limiter: the churn is
 	// thousands of requests.
-	cfg := &rest.Config{Host: srv.URL, QPS: -1, UserAgent: "kubetab-clientgo-test", ContentConfig: rest.ContentConfig{ContentType: contentType}}
+	cfg := &rest.Config{Host: srv.URL, BearerToken: c.AdminToken(), QPS: -1, UserAgent: "kubetab-clientgo-test", ContentConfig: rest.ContentConfig{ContentType: contentType}}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -564,4 +567,37 @@ func TestConcurrentReadModifyWrite(t *testing.T) {
 		}
 	}
 	t.Logf("%d increments, %d conflicts retried", writers*each, conflicts.Load())
+}
+
+// client-go authenticates with the kubeconfig's bearer token; a wrong one
+// is 401 Unauthorized, and none at all is system:anonymous (403).
+func TestBearerToken(t *testing.T) {
+	tc := startCluster(t, 0)
+	ctx := context.Background()
+	who, err := tc.cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil || who.Status.UserInfo.Username != "kubetab-admin" {
+		t.Fatalf("whoami: %+v %v", who, err)
+	}
+	wrong := rest.CopyConfig(tc.cfg)
+	wrong.BearerToken = "not-the-token"
+	cs, err := kubernetes.NewForConfig(wrong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Errorf("wrong token: %v, want 401 Unauthorized", err)
+	}
+	anon := rest.CopyConfig(tc.cfg)
+	anon.BearerToken = ""
+	cs, err = kubernetes.NewForConfig(anon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "system:anonymous" cannot list resource "pods"`) {
+		t.Errorf("anonymous: %v, want 403 for system:anonymous", err)
+	}
+	if v, err := cs.Discovery().ServerVersion(); err != nil || v.GitVersion == "" {
+		t.Errorf("anonymous /version: %v %v", v, err)
+	}
 }

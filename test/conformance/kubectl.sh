@@ -126,7 +126,7 @@ check "create -f a SelfSubjectAccessReview" 0 '^true$' -- create -o 'jsonpath={.
 check "get selfsubjectaccessreviews: create only" 1 'MethodNotAllowed' -- get selfsubjectaccessreviews
 check "explain selfsubjectaccessreviews" 0 '^KIND: +SelfSubjectAccessReview$' -- explain selfsubjectaccessreviews
 check "explain a review's field" 0 '^FIELD: resourceAttributes <ResourceAttributes>$' -- explain localsubjectaccessreview.spec.resourceAttributes
-check "cluster-info" 0 'Kubernetes control plane.* is running at http://127\.0\.0\.1' -- cluster-info
+check "cluster-info" 0 'Kubernetes control plane.* is running at https://127\.0\.0\.1' -- cluster-info
 check "explain pods" 0 '^KIND: +Pod$' -- explain pods
 check "explain deployment.spec.replicas" 0 '^FIELD: +replicas <integer>$' -- explain deployment.spec.replicas
 
@@ -734,6 +734,33 @@ check "escalation: only for view" 1 'rolebindings\.rbac\.authorization\.k8s\.io 
 for cr in role-creator role-escalator view-binder; do
   check "delete clusterrole $cr" 0 'deleted' -- delete clusterrole "$cr"
 done
+# Authentication: the kubeconfig's user is the admin by its bearer token;
+# a wrong token is 401, and no credentials at all is system:anonymous.
+check "auth whoami: the kubeconfig's token" 0 '^Username +kubetab-admin$' -- auth whoami
+check "kubeconfig has a token" 0 '^.+$' -- config view --raw -o 'jsonpath={.users[0].user.token}'
+sed -E 's/^( +token: ).*/\1not-the-token/' "$KUBECONFIG" >"$work/wrong-token"
+check "a wrong token: Unauthorized" 1 '^error: You must be logged in to the server \(Unauthorized\)$' -- --kubeconfig "$work/wrong-token" get pods
+# (kubectl without credentials asks for a user name over TLS: curl asks.)
+server=$("$KUBECTL" config view -o 'jsonpath={.clusters[0].cluster.server}')
+anon() {
+  local name=$1 pattern=$2 path=$3 out
+  out=$(curl -sk "$server$path" 2>&1)
+  if grep -Eq -- "$pattern" <<<"$out"; then
+    passed=$((passed + 1)); echo "ok   $name"
+  else
+    failed=$((failed + 1)); echo "FAIL $name: curl $path (pattern /$pattern/)"; sed 's/^/     | /' <<<"$out" | head -5
+  fi
+}
+anon "anonymous: forbidden" '"message":"pods is forbidden: User \\"system:anonymous\\" cannot list resource \\"pods\\" in API group \\"\\" at the cluster scope"' /api/v1/pods
+anon "anonymous: no discovery" '"code":403' /apis
+anon "anonymous: /version" '"gitVersion"' /version
+# The components' own identities and the controllers' roles.
+check "get clusterrole system:controller:deployment-controller" 0 '^system:controller:deployment-controller +[0-9]{4}-' -- get clusterrole system:controller:deployment-controller
+check "controller role bound to its ServiceAccount" 0 '^system:controller:replicaset-controller +ClusterRole/system:controller:replicaset-controller +[0-9a-z]+ +kube-system/replicaset-controller$' -- get clusterrolebinding system:controller:replicaset-controller -o wide --no-headers
+check "controllers' ServiceAccounts" 0 '^generic-garbage-collector ' -- get serviceaccounts -n kube-system
+check "auth can-i: the scheduler binds" 0 '^yes$' -- auth can-i create pods --subresource=binding --as system:kube-scheduler -n default
+check "auth can-i: the scheduler may not delete a namespace" 1 '^no$' -- auth can-i delete namespaces --as system:kube-scheduler
+check "auth can-i: a controller's ServiceAccount" 0 '^yes$' -- auth can-i create pods --as system:serviceaccount:kube-system:replicaset-controller -n default
 check "delete clusterrole crontab-reader" 0 'deleted' -- delete clusterrole crontab-reader
 for ns in rbac-demo rbac-other; do
   check "delete namespace $ns" 0 "^namespace \"$ns\" deleted" -- delete namespace "$ns" --wait=false
@@ -743,6 +770,14 @@ for ns in quota-demo limits-demo hpa-demo; do
   check "delete namespace $ns" 0 "^namespace \"$ns\" deleted" -- delete namespace "$ns" --wait=false
 done
 
+# Every component acts under its own identity; a refused request is logged
+# as "kubetab: COMPONENT: ... is forbidden: ...". None may be refused.
+if grep -Eq 'kubetab: [^ ]+: .* is forbidden' "$work/cluster.log"; then
+  failed=$((failed + 1)); echo "FAIL components were refused requests (a missing rule):"
+  grep -E 'kubetab: [^ ]+: .* is forbidden' "$work/cluster.log" | sort | uniq -c | head -20 | sed 's/^/     | /'
+else
+  passed=$((passed + 1)); echo "ok   no component was refused a request"
+fi
 echo
 echo "kubectl conformance: $passed passed, $failed failed"
 [ "$failed" = 0 ]

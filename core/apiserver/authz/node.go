@@ -3,9 +3,11 @@ package authz
 import (
 	"context"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The Node authorizer (upstream: plugin/pkg/auth/authorizer/node), which
@@ -13,16 +15,17 @@ import (
 // system:node:<node> in the group system:nodes. It gives a kubelet what
 // its node needs and no more:
 //
-//	secrets, configmaps,           get, and only those a pod bound to its
-//	persistentvolumeclaims         node uses (volumes, env, envFrom,
-//	                               imagePullSecrets)
+//	secrets, configmaps            get (or list and watch of one name), and
+//	persistentvolumeclaims (get)   only those a pod bound to its node uses
+//	                               (volumes, env, envFrom, imagePullSecrets)
 //	everything else                the rules of the system:node role
 //
-// Upstream keeps a graph of pods, nodes and what they reference; kubetab
-// asks its Pods for the pods bound to the node on each such request.
-// kubetab's own kubelets run in-process and do not go through HTTP, so
-// this applies when someone acts as a kubelet: kubectl --as
-// system:node:node-1 --as-group system:nodes.
+// Upstream keeps a graph of pods, nodes and what they reference, fed by
+// informers. kubetab finds the relationship when it is asked, walking the
+// pods of the object's namespace, and remembers which pod proved it: the
+// next request for the same object only checks that this pod is still
+// bound to the node (a pod's volumes and env cannot change), so a kubelet
+// reading a ConfigMap on every pod sync costs one lookup.
 
 // NodesGroup is the group of every kubelet.
 const NodesGroup = "system:nodes"
@@ -30,28 +33,53 @@ const NodesGroup = "system:nodes"
 // NodeUserPrefix starts a kubelet's user name: system:node:<node>.
 const NodeUserPrefix = "system:node:"
 
-// Pods lists the pods bound to a node.
+// Pods reads the pods the Node authorizer checks. The pods it hands out
+// are shared: the authorizer only reads them.
 type Pods interface {
-	PodsOnNode(ctx context.Context, node string) ([]*corev1.Pod, error)
+	// VisitPods calls visit with each pod of namespace until it returns false.
+	VisitPods(ctx context.Context, namespace string, visit func(*corev1.Pod) bool) error
+	// Pod returns the pod namespace/name, or nil if there is none.
+	Pod(ctx context.Context, namespace, name string) *corev1.Pod
 }
 
-// Node is the Node authorizer; requests of other users go to Next.
+// Node is the Node authorizer; requests of other users go to Next. Use
+// NewNode.
 type Node struct {
-	Pods Pods
-	// Rules are what every kubelet may do besides (the system:node role).
-	Rules []rbacv1.PolicyRule
-	Next  Authorizer
+	pods Pods
+	// rules are what every kubelet may do besides (the system:node role).
+	rules []rbacv1.PolicyRule
+	next  Authorizer
+
+	mu     sync.Mutex
+	proofs map[nodeObject]proof // bounded by maxProofs
+}
+
+// nodeObject is one object a node asked for.
+type nodeObject struct{ node, resource, namespace, name string }
+
+// proof is the pod that related a node to an object when last asked.
+type proof struct {
+	pod string
+	uid types.UID
+}
+
+const maxProofs = 4096
+
+// NewNode returns the Node authorizer over pods, with rules for what
+// every kubelet may do, asking next about what it does not allow.
+func NewNode(pods Pods, rules []rbacv1.PolicyRule, next Authorizer) *Node {
+	return &Node{pods: pods, rules: rules, next: next, proofs: map[nodeObject]proof{}}
 }
 
 // Authorize allows a kubelet's request by the rules above; what it does
 // not allow is Next's to decide (RBAC may still allow it), and a denial
 // carries both reasons, as upstream's union of authorizers.
-func (n Node) Authorize(ctx context.Context, a Attributes) (Decision, string, error) {
+func (n *Node) Authorize(ctx context.Context, a Attributes) (Decision, string, error) {
 	dec, reason, err := n.authorizeNode(ctx, a)
-	if dec == DecisionAllow || n.Next == nil {
+	if dec == DecisionAllow || n.next == nil {
 		return dec, reason, err
 	}
-	next, nextReason, nextErr := n.Next.Authorize(ctx, a)
+	next, nextReason, nextErr := n.next.Authorize(ctx, a)
 	if next == DecisionAllow {
 		return next, nextReason, nil
 	}
@@ -67,7 +95,7 @@ func (n Node) Authorize(ctx context.Context, a Attributes) (Decision, string, er
 	return DecisionNoOpinion, reason, err
 }
 
-func (n Node) authorizeNode(ctx context.Context, a Attributes) (Decision, string, error) {
+func (n *Node) authorizeNode(ctx context.Context, a Attributes) (Decision, string, error) {
 	node, ok := nodeName(a.User)
 	if !ok {
 		return DecisionNoOpinion, "", nil
@@ -75,27 +103,58 @@ func (n Node) authorizeNode(ctx context.Context, a Attributes) (Decision, string
 	if a.ResourceRequest && a.APIGroup == "" && a.Subresource == "" {
 		switch a.Resource {
 		case "secrets", "configmaps", "persistentvolumeclaims":
-			if a.Verb != "get" || a.Name == "" {
+			if a.Resource == "persistentvolumeclaims" && a.Verb != "get" {
 				return DecisionNoOpinion, "can only get individual resources of this type", nil
 			}
-			pods, err := n.Pods.PodsOnNode(ctx, node)
-			if err != nil {
-				return DecisionNoOpinion, "", err
+			if a.Verb != "get" && a.Verb != "list" && a.Verb != "watch" {
+				return DecisionNoOpinion, "can only read resources of this type", nil
 			}
-			for _, p := range pods {
-				if p.Namespace == a.Namespace && references(p, a.Resource, a.Name) {
-					return DecisionAllow, "", nil
-				}
+			if a.Name == "" {
+				return DecisionNoOpinion, "No Object name found", nil
 			}
-			return DecisionNoOpinion, "no relationship found between node '" + node + "' and this object", nil
+			return n.related(ctx, node, a)
 		}
 	}
-	for i := range n.Rules {
-		if RuleAllows(a, &n.Rules[i]) {
+	for i := range n.rules {
+		if RuleAllows(a, &n.rules[i]) {
 			return DecisionAllow, "", nil
 		}
 	}
 	return DecisionNoOpinion, "", nil
+}
+
+// related allows a when a pod bound to node uses the object.
+func (n *Node) related(ctx context.Context, node string, a Attributes) (Decision, string, error) {
+	key := nodeObject{node, a.Resource, a.Namespace, a.Name}
+	n.mu.Lock()
+	pr, ok := n.proofs[key]
+	n.mu.Unlock()
+	if ok {
+		if p := n.pods.Pod(ctx, a.Namespace, pr.pod); p != nil && p.UID == pr.uid && p.Spec.NodeName == node {
+			return DecisionAllow, "", nil
+		}
+	}
+	var found *corev1.Pod
+	err := n.pods.VisitPods(ctx, a.Namespace, func(p *corev1.Pod) bool {
+		if p.Spec.NodeName == node && references(p, a.Resource, a.Name) {
+			found = p
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return DecisionNoOpinion, "", err
+	}
+	if found == nil {
+		return DecisionNoOpinion, "no relationship found between node '" + node + "' and this object", nil
+	}
+	n.mu.Lock()
+	if len(n.proofs) >= maxProofs {
+		clear(n.proofs)
+	}
+	n.proofs[key] = proof{pod: found.Name, uid: found.UID}
+	n.mu.Unlock()
+	return DecisionAllow, "", nil
 }
 
 func nodeName(u *User) (string, bool) {

@@ -34,20 +34,23 @@ func (r *RBAC) Authorize(ctx context.Context, a Attributes) (Decision, string, e
 	if a.User == nil {
 		return DecisionNoOpinion, "", nil
 	}
-	reason := ""
+	reason, allowed := "", false
 	var errs []string
-	r.visitRules(ctx, a.User, a.Namespace, func(source string, rule *rbacv1.PolicyRule, err error) bool {
+	r.visitRules(ctx, a.User, a.Namespace, func(source ruleSource, rule *rbacv1.PolicyRule, err error) bool {
 		if err != nil {
 			errs = append(errs, err.Error())
 			return true
 		}
 		if RuleAllows(a, rule) {
-			reason = "RBAC: allowed by " + source
+			allowed = true
+			if !a.NoAllowReason {
+				reason = "RBAC: allowed by " + source.String()
+			}
 			return false
 		}
 		return true
 	})
-	if reason != "" {
+	if allowed {
 		return DecisionAllow, reason, nil
 	}
 	if len(errs) > 0 {
@@ -62,7 +65,7 @@ func (r *RBAC) Authorize(ctx context.Context, a Attributes) (Decision, string, e
 func (r *RBAC) RulesFor(ctx context.Context, u *User, namespace string) ([]rbacv1.PolicyRule, []error) {
 	var rules []rbacv1.PolicyRule
 	var errs []error
-	r.visitRules(ctx, u, namespace, func(_ string, rule *rbacv1.PolicyRule, err error) bool {
+	r.visitRules(ctx, u, namespace, func(_ ruleSource, rule *rbacv1.PolicyRule, err error) bool {
 		if err != nil {
 			errs = append(errs, err)
 		} else {
@@ -75,10 +78,12 @@ func (r *RBAC) RulesFor(ctx context.Context, u *User, namespace string) ([]rbacv
 
 // visitRules calls visit with each rule bound to u: those of the
 // ClusterRoleBindings, then those of namespace's RoleBindings; it stops
-// when visit returns false (upstream: VisitRulesFor).
-func (r *RBAC) visitRules(ctx context.Context, u *User, namespace string, visit func(source string, rule *rbacv1.PolicyRule, err error) bool) {
+// when visit returns false (upstream: VisitRulesFor). source names the
+// binding; its text is built only when asked for (the reason of an
+// allowed request), since components ask on every call.
+func (r *RBAC) visitRules(ctx context.Context, u *User, namespace string, visit func(source ruleSource, rule *rbacv1.PolicyRule, err error) bool) {
 	crbs, err := r.policy.ClusterRoleBindings(ctx)
-	if err != nil && !visit("", nil, err) {
+	if err != nil && !visit(ruleSource{}, nil, err) {
 		return
 	}
 	for _, b := range crbs {
@@ -88,12 +93,12 @@ func (r *RBAC) visitRules(ctx context.Context, u *User, namespace string, visit 
 		}
 		rules, err := r.roleRules(ctx, b.RoleRef, "")
 		if err != nil {
-			if !visit("", nil, err) {
+			if !visit(ruleSource{}, nil, err) {
 				return
 			}
 			continue
 		}
-		source := fmt.Sprintf("ClusterRoleBinding %q of %s %q to %s", b.Name, b.RoleRef.Kind, b.RoleRef.Name, describeSubject(subj, ""))
+		source := ruleSource{kind: "ClusterRoleBinding", name: b.Name, ref: &b.RoleRef, subject: subj}
 		for i := range rules {
 			if !visit(source, &rules[i], nil) {
 				return
@@ -104,7 +109,7 @@ func (r *RBAC) visitRules(ctx context.Context, u *User, namespace string, visit 
 		return
 	}
 	rbs, err := r.policy.RoleBindings(ctx, namespace)
-	if err != nil && !visit("", nil, err) {
+	if err != nil && !visit(ruleSource{}, nil, err) {
 		return
 	}
 	for _, b := range rbs {
@@ -114,18 +119,36 @@ func (r *RBAC) visitRules(ctx context.Context, u *User, namespace string, visit 
 		}
 		rules, err := r.roleRules(ctx, b.RoleRef, namespace)
 		if err != nil {
-			if !visit("", nil, err) {
+			if !visit(ruleSource{}, nil, err) {
 				return
 			}
 			continue
 		}
-		source := fmt.Sprintf("RoleBinding %q of %s %q to %s", b.Name+"/"+namespace, b.RoleRef.Kind, b.RoleRef.Name, describeSubject(subj, namespace))
+		source := ruleSource{kind: "RoleBinding", name: b.Name, namespace: namespace, ref: &b.RoleRef, subject: subj}
 		for i := range rules {
 			if !visit(source, &rules[i], nil) {
 				return
 			}
 		}
 	}
+}
+
+// ruleSource is the binding a rule comes from, for the reason of an
+// allowed request:
+//
+//	ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" to Group "system:masters"
+type ruleSource struct {
+	kind, name, namespace string
+	ref                   *rbacv1.RoleRef
+	subject               *rbacv1.Subject
+}
+
+func (s ruleSource) String() string {
+	name := s.name
+	if s.namespace != "" {
+		name += "/" + s.namespace
+	}
+	return fmt.Sprintf("%s %q of %s %q to %s", s.kind, name, s.ref.Kind, s.ref.Name, describeSubject(s.subject, s.namespace))
 }
 
 func (r *RBAC) roleRules(ctx context.Context, ref rbacv1.RoleRef, namespace string) ([]rbacv1.PolicyRule, error) {
@@ -169,12 +192,20 @@ func appliesTo(u *User, subjects []rbacv1.Subject, bindingNamespace string) (*rb
 			if ns == "" {
 				ns = bindingNamespace
 			}
-			if ns != "" && u.Name == ServiceAccountPrefix+ns+":"+s.Name {
+			if ns != "" && isServiceAccount(u.Name, ns, s.Name) {
 				return s, true
 			}
 		}
 	}
 	return nil, false
+}
+
+// isServiceAccount reports whether user is system:serviceaccount:ns:name,
+// without building that string (every request walks every binding).
+func isServiceAccount(user, ns, name string) bool {
+	rest, ok := strings.CutPrefix(user, ServiceAccountPrefix)
+	return ok && len(rest) == len(ns)+1+len(name) && rest[len(ns)] == ':' &&
+		strings.HasPrefix(rest, ns) && strings.HasSuffix(rest, name)
 }
 
 func describeSubject(s *rbacv1.Subject, bindingNamespace string) string {

@@ -23,8 +23,15 @@ import (
 //	                   system:authenticated
 //	system:discovery   GET /api, /apis, /version, /openapi ...
 //	system:public-info-viewer   GET /version, /healthz ... (unauthenticated too)
-//	system:kube-scheduler, system:kube-controller-manager, system:node
-//	                   the components' own roles
+//	system:kube-scheduler, system:kube-controller-manager, system:node,
+//	system:node-proxier
+//	                   the components' own roles, bound to the users
+//	                   system:kube-scheduler, system:kube-controller-manager
+//	                   and system:kube-proxy (kubelets get system:node's
+//	                   rules from the Node authorizer)
+//	system:controller:<name>
+//	                   one per controller, bound to its ServiceAccount
+//	                   kube-system/<name> (rbac_controller_policy.go)
 //
 // Every bootstrap object carries the label kubernetes.io/bootstrapping:
 // rbac-defaults and the annotation rbac.authorization.kubernetes.io/autoupdate:
@@ -73,9 +80,14 @@ func aggregated(label string) *rbacv1.AggregationRule {
 }
 
 // BootstrapClusterRoles returns the default ClusterRoles, as upstream's
-// ClusterRoles() plus the components' roles kubetab runs. The aggregated
-// roles have no rules yet; the aggregation controller fills them.
+// ClusterRoles() and ControllerRoles(), for the components kubetab runs.
+// The aggregated roles have no rules yet; the aggregation controller fills
+// them.
 func BootstrapClusterRoles() []*rbacv1.ClusterRole {
+	return append(clusterRoles(), controllerRoles()...)
+}
+
+func clusterRoles() []*rbacv1.ClusterRole {
 	get := []string{"get"}
 	t := "true"
 	return []*rbacv1.ClusterRole{
@@ -190,9 +202,21 @@ func BootstrapClusterRoles() []*rbacv1.ClusterRole {
 				{Verbs: []string{"delete"}, APIGroups: []string{""}, Resources: []string{"secrets"}},
 				{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"extension-apiserver-authentication"}},
 				rule([]string{"get", "update"}, "", "secrets", "serviceaccounts"),
-				rule([]string{"create"}, "", "serviceaccounts/token"),
 				rule([]string{"create"}, "authentication.k8s.io", "tokenreviews"),
 				rule([]string{"create"}, "authorization.k8s.io", "subjectaccessreviews"),
+				// what its shared informers watch
+				rule([]string{"list", "watch"}, "*", "*"),
+				rule([]string{"create"}, "", "serviceaccounts/token"),
+			},
+		},
+		{
+			// kube-proxy: the Services and their endpoints it programs
+			ObjectMeta: bootstrapMeta("system:node-proxier", nil),
+			Rules: []rbacv1.PolicyRule{
+				rule([]string{"list", "watch"}, "", "services", "endpoints"),
+				rule(readVerbs, "", "nodes"),
+				eventsRule(),
+				rule([]string{"list", "watch"}, "discovery.k8s.io", "endpointslices"),
 			},
 		},
 		{
@@ -241,7 +265,7 @@ func user(name string) rbacv1.Subject {
 // roles above. system:node is bound to nobody: kubelets get their rights from
 // the Node authorizer (core/apiserver/authz).
 func BootstrapClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
-	return []*rbacv1.ClusterRoleBinding{
+	return append([]*rbacv1.ClusterRoleBinding{
 		bindingOf("cluster-admin", "cluster-admin", group(GroupMasters)),
 		bindingOf("system:discovery", "system:discovery", group(GroupAuthenticated)),
 		bindingOf("system:basic-user", "system:basic-user", group(GroupAuthenticated)),
@@ -249,7 +273,8 @@ func BootstrapClusterRoleBindings() []*rbacv1.ClusterRoleBinding {
 		bindingOf("system:kube-scheduler", "system:kube-scheduler", user("system:kube-scheduler")),
 		bindingOf("system:kube-controller-manager", "system:kube-controller-manager", user("system:kube-controller-manager")),
 		bindingOf("system:node", "system:node"),
-	}
+		bindingOf("system:node-proxier", "system:node-proxier", user("system:kube-proxy")),
+	}, controllerRoleBindings()...)
 }
 
 // BootstrapRBAC creates the default ClusterRoles and ClusterRoleBindings

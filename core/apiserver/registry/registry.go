@@ -252,6 +252,8 @@ type Registry struct {
 	rootCA     string
 	trace      *trace.Recorder
 	step       atomic.Pointer[step.Gate] // step mode (step.go)
+	// policyGen counts the writes to RBAC objects (policy_generation.go).
+	policyGen atomic.Uint64
 
 	mu        sync.RWMutex // guards the maps and the admission lists
 	byName    map[schema.GroupResource]*Store
@@ -298,9 +300,7 @@ func New(cfg Config) (*Registry, error) {
 		byVersion:  map[schema.GroupVersionResource]*Store{},
 		byPrefix:   map[string]*Store{},
 	}
-	if r.trace != nil {
-		cfg.Store.SetObserver(r.traceWrite)
-	}
+	cfg.Store.SetObserver(r.observe)
 	return r, nil
 }
 

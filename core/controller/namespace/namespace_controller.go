@@ -141,8 +141,6 @@ func (nm *Controller) Reconcile(ctx context.Context, name string) error {
 	return err
 }
 
-func (nm *Controller) namespaces() *registry.Store { return nm.client.Namespaces().Store() }
-
 // delete is upstream's namespacedResourcesDeleter.Delete.
 func (nm *Controller) delete(ctx context.Context, name string) error {
 	ns, err := nm.client.Namespaces().Get(ctx, "", name)
@@ -190,7 +188,7 @@ func (nm *Controller) finalize(ctx context.Context, name string) error {
 				cp.Spec.Finalizers = append(cp.Spec.Finalizers, f)
 			}
 		}
-		_, err = nm.namespaces().Update(ctx, cp, registry.UpdateOptions{Subresource: "finalize"})
+		_, err = nm.client.Namespaces().UpdateSubresource(ctx, cp, "finalize")
 		if !apierrors.IsConflict(err) {
 			return ignoreNotFound(err)
 		}

@@ -294,7 +294,7 @@ func (c *Controller) Reconcile(ctx context.Context, hpa *autoscalingv2.Horizonta
 	}
 	if rescale {
 		scale.Spec.Replicas = desired
-		if _, err := c.client.Registry().MustLookup(gr.Group, gr.Resource).UpdateScale(registry.AsComponent(ctx, Component), scale, registry.UpdateOptions{}); err != nil {
+		if _, err := c.client.UpdateScale(ctx, gr.Group, gr.Resource, scale); err != nil {
 			c.recorder.Eventf(hpa, corev1.EventTypeWarning, "FailedRescale", "New size: %d; reason: %s; error: %v", desired, rescaleReason, err.Error())
 			c.setCondition(hpa, autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedUpdateScale", "the HPA controller was unable to update the target scale: %v", err)
 			c.setStatus(hpa, current, hpa.Status.DesiredReplicas, statuses, false)

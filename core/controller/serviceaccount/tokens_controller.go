@@ -34,8 +34,9 @@ import (
 //
 // The legacy token is a JWT with upstream's legacy claims (issuer
 // kubernetes/serviceaccount, the namespace, the Secret's and the
-// ServiceAccount's name and UID). kubetab has no authentication yet, so it
-// is not signed ("alg": "none"), like the kubelet's projected tokens. The
+// ServiceAccount's name and UID). It is not signed ("alg": "none"), like
+// the kubelet's projected tokens, so the API server does not accept it (a
+// request bearing it gets 401). The
 // legacy-serviceaccount-token-cleaner (on by default since 1.30) removes
 // only Secrets the old auto-generation made and nothing used for a year;
 // there are none here, so it has nothing to do.
