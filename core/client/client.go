@@ -44,6 +44,9 @@ type Client struct {
 	reg *registry.Registry
 	// UserAgent names the component ("kube-scheduler"); the trace shows it.
 	UserAgent string
+	// informers, when not nil, makes NewInformer over this client's
+	// resources share the factory's informers (WithSharedInformers).
+	informers *SharedInformerFactory
 }
 
 // New returns a client over the registry.
@@ -75,7 +78,7 @@ func For[T runtime.Object](c *Client, group, resource string) Resource[T] {
 	if _, ok := s.Resource.New().(T); !ok {
 		panic(fmt.Sprintf("client: %s.%s does not hold %T", resource, group, *new(T)))
 	}
-	return Resource[T]{store: s, component: c.UserAgent}
+	return Resource[T]{store: s, component: c.UserAgent, informers: c.informers}
 }
 
 // Resource is a typed client of one resource, like client-go's PodInterface,
@@ -84,6 +87,7 @@ func For[T runtime.Object](c *Client, group, resource string) Resource[T] {
 type Resource[T runtime.Object] struct {
 	store     *registry.Store
 	component string // the client's UserAgent, for the trace
+	informers *SharedInformerFactory
 }
 
 // Store is the registry store behind the client.

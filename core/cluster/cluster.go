@@ -441,10 +441,20 @@ func (c *Cluster) Launch(ctx context.Context) error {
 
 	// kube-controller-manager: every controller of its table
 	// (controllermanager.go).
-	ctls, err := c.newControllers(clk)
+	informers := client.NewSharedInformerFactory()
+	ctls, err := c.newControllers(clk, informers)
 	if err != nil {
 		return err
 	}
+	// The controllers made their informers: run them (each controller's
+	// Run waits for them to sync).
+	informers.Start(ctx)
+	c.components.Add(1)
+	go func() {
+		defer c.components.Done()
+		<-ctx.Done()
+		informers.Shutdown()
+	}()
 	for _, ctl := range ctls {
 		runners = append(runners, ctl)
 	}
