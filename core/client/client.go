@@ -46,6 +46,9 @@ type Client struct {
 	UserAgent string
 	// id is who the client acts as (identity.go); nil: the loopback client.
 	id *Identity
+	// informers, when not nil, makes NewInformer over this client's
+	// resources share the factory's informers (WithSharedInformers).
+	informers *SharedInformerFactory
 }
 
 // New returns a client over the registry.
@@ -77,7 +80,7 @@ func For[T runtime.Object](c *Client, group, resource string) Resource[T] {
 	if _, ok := s.Resource.New().(T); !ok {
 		panic(fmt.Sprintf("client: %s.%s does not hold %T", resource, group, *new(T)))
 	}
-	return Resource[T]{store: s, component: c.UserAgent, id: c.id}
+	return Resource[T]{store: s, component: c.UserAgent, id: c.id, informers: c.informers}
 }
 
 // Resource is a typed client of one resource, like client-go's PodInterface,
@@ -87,6 +90,7 @@ type Resource[T runtime.Object] struct {
 	store     *registry.Store
 	component string // the client's UserAgent, for the trace
 	id        *Identity
+	informers *SharedInformerFactory
 }
 
 // Store is the registry store behind the client.

@@ -452,14 +452,25 @@ func (c *Cluster) Launch(ctx context.Context) error {
 	var runners []runner
 
 	// kube-controller-manager: every controller of its table
-	// (controllermanager.go), each with its ServiceAccount.
+	// (controllermanager.go), each with its ServiceAccount, their informers
+	// shared.
 	if err := c.ensureControllerServiceAccounts(ctx); err != nil {
 		return fmt.Errorf("kube-controller-manager: %w", err)
 	}
-	ctls, err := c.newControllers(clk)
+	informers := client.NewSharedInformerFactory()
+	ctls, err := c.newControllers(clk, informers)
 	if err != nil {
 		return err
 	}
+	// The controllers made their informers: run them (each controller's
+	// Run waits for them to sync).
+	informers.Start(ctx)
+	c.components.Add(1)
+	go func() {
+		defer c.components.Done()
+		<-ctx.Done()
+		informers.Shutdown()
+	}()
 	for _, ctl := range ctls {
 		runners = append(runners, ctl)
 	}

@@ -123,11 +123,13 @@ var controllerDescriptors = []controllerDescriptor{
 }
 
 // newControllers builds every controller of the table; an error names the
-// controller that failed.
-func (c *Cluster) newControllers(clk clock.WithTickerAndDelayedExecution) ([]controller, error) {
+// controller that failed. Their informers are views of informers (one list,
+// one watch, one cache per resource) that f runs once started, as
+// kube-controller-manager's controllers share its SharedInformerFactory.
+func (c *Cluster) newControllers(clk clock.WithTickerAndDelayedExecution, f *client.SharedInformerFactory) ([]controller, error) {
 	out := make([]controller, 0, len(controllerDescriptors))
 	for _, d := range controllerDescriptors {
-		ctl, err := d.new(c.controllerClient(d.agent, d.serviceAccount), clk)
+		ctl, err := d.new(c.controllerClient(d.agent, d.serviceAccount).WithSharedInformers(f), clk)
 		if err != nil {
 			return nil, fmt.Errorf("error starting %q: %w", d.name, err)
 		}

@@ -51,16 +51,19 @@ func running300(b *testing.B) []byte {
 }
 
 // waitRunning300 waits until the 300 web pods are Running and Ready with a
-// container that started after since (nil: any).
+// container that started after since (nil: any). It reads them from an
+// informer of its own, as the page does (one watch, no copy per look):
+// listing 300 pods from the API server every 20 ms cost a tenth of the
+// restore it measured.
 func waitRunning300(b *testing.B, ctx context.Context, c *cluster.Cluster, since *time.Time) {
 	b.Helper()
-	cl := c.Client("bench")
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	inf := client.NewInformer(c.Client("bench").Pods(), "default", client.ListOptions{})
+	go inf.Run(ctx)
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		pods, _, err := cl.Pods().List(ctx, "default", client.ListOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		pods := inf.List()
 		n := 0
 		for _, p := range pods {
 			if p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) != 1 || !p.Status.ContainerStatuses[0].Ready {

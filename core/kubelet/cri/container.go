@@ -424,7 +424,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 	c.id = id
 	c.createdAt = r.clock.Now()
 	r.mu.Lock()
-	r.containers[id] = c
+	r.addLocked(c)
 	r.mu.Unlock()
 	r.emit(ContainerCreatedEvent, c.status())
 	return id, nil
@@ -836,7 +836,7 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	}
 	r.mu.Lock()
 	_, present := r.containers[id]
-	delete(r.containers, id)
+	r.removeLocked(id)
 	r.mu.Unlock()
 	if present { // a concurrent RemoveContainer already reported it
 		r.emit(ContainerDeletedEvent, c.status())

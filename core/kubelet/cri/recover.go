@@ -104,7 +104,7 @@ func (r *Runtime) Recover(records []RecoveredContainer) error {
 		made = append(made, c)
 	}
 	for _, c := range made {
-		r.containers[c.id] = c
+		r.addLocked(c)
 	}
 	return nil
 }

@@ -57,6 +57,36 @@ type Runtime struct {
 	images     map[string]*nodeImage // by digest
 	tags       map[string]string     // normalized reference → digest
 	containers map[string]*container // by ID
+	// byPod holds the same containers by pod UID, then ID: the kubelet
+	// lists one pod's containers several times a sync, and a node runs
+	// a hundred pods.
+	byPod map[string]map[string]*container
+}
+
+// addLocked and removeLocked keep containers and byPod in step. Called
+// with mu held.
+func (r *Runtime) addLocked(c *container) {
+	r.containers[c.id] = c
+	pod := r.byPod[c.cfg.PodUID]
+	if pod == nil {
+		pod = map[string]*container{}
+		r.byPod[c.cfg.PodUID] = pod
+	}
+	pod[c.id] = c
+}
+
+func (r *Runtime) removeLocked(id string) {
+	c := r.containers[id]
+	if c == nil {
+		return
+	}
+	delete(r.containers, id)
+	if pod := r.byPod[c.cfg.PodUID]; pod != nil {
+		delete(pod, id)
+		if len(pod) == 0 {
+			delete(r.byPod, c.cfg.PodUID)
+		}
+	}
 }
 
 // New returns a node's runtime with no images and no containers. In a fresh
@@ -89,6 +119,7 @@ func New(cfg Config) (*Runtime, error) {
 		images:      map[string]*nodeImage{},
 		tags:        map[string]string{},
 		containers:  map[string]*container{},
+		byPod:       map[string]map[string]*container{},
 	}, nil
 }
 
@@ -168,8 +199,17 @@ type ContainerFilter struct {
 // carries full statuses.)
 func (r *Runtime) ListContainers(f ContainerFilter) []ContainerStatus {
 	r.mu.Lock()
-	all := make([]*container, 0, len(r.containers))
-	for _, c := range r.containers {
+	from := r.containers
+	switch c := r.containers[f.ID]; {
+	case f.ID != "" && c == nil:
+		from = nil
+	case f.ID != "":
+		from = map[string]*container{c.id: c}
+	case f.PodUID != "":
+		from = r.byPod[f.PodUID]
+	}
+	all := make([]*container, 0, len(from))
+	for _, c := range from {
 		// A container's ID and pod never change: filter on them before
 		// copying each status (the kubelet lists one pod's on every sync).
 		if (f.ID != "" && c.id != f.ID) || (f.PodUID != "" && c.cfg.PodUID != f.PodUID) {
