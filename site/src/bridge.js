@@ -9,6 +9,8 @@
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
+import { taskBegins } from './pace.js';
+
 export class Cluster {
   /**
    * @param {string} workerURL
@@ -33,7 +35,12 @@ export class Cluster {
       this.on('exited', (m) => reject(new Error(`exited with code ${m.code}`)));
     });
     this.ready.then(() => { this.isReady = true; }, () => {});
-    this.worker.onmessage = ({ data }) => this.dispatch(data);
+    // A message from the worker starts a task: the watches that pace
+    // themselves share its budget (pace.js).
+    this.worker.onmessage = ({ data }) => {
+      taskBegins();
+      this.dispatch(data);
+    };
     this.worker.onerror = (e) => this.emit('failed', { type: 'failed', message: e.message || 'worker error' });
   }
 

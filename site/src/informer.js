@@ -12,6 +12,8 @@
 //
 // No polling: after the LIST, every change arrives on the watch.
 
+import { due, yieldTask } from './pace.js';
+
 export class Informer {
   /**
    * @param {{fetch: Function}} cluster  anything with a fetch like window.fetch
@@ -111,6 +113,14 @@ export class Informer {
         } else if (ev.type === 'DELETED') {
           this.items.delete(Informer.key(obj));
           changed = true;
+        }
+        // A batch from the worker can hold hundreds of events: tell the
+        // panels what is parsed and give the page a turn (pace.js).
+        if (due()) {
+          if (changed) this.onChange(this.items, this.state);
+          changed = false;
+          await yieldTask();
+          if (this.stopped) return rv;
         }
       }
       buf = buf.slice(start);

@@ -101,3 +101,32 @@ test('an ERROR event relists; a failed request backs off and relists', async () 
     '/api/v1/nodes',
   ]);
 });
+
+// A batch of thousands of events in one chunk is parsed over several tasks
+// (pace.js), so the page gets turns in between: a message posted before the
+// chunk arrives is handled while the chunk is still being applied, and the
+// panels see the items in parts, all of them in the end.
+test('a huge chunk is applied across several tasks', async () => {
+  const events = [];
+  for (let i = 0; i < 20000; i++) events.push({ type: 'ADDED', object: pod(`p${i}`, 11 + i) });
+  const seenSizes = [];
+  let turnAt = -1;
+  let inf;
+  const cluster = fakeCluster([
+    () => json({ kind: 'PodList', metadata: { resourceVersion: '10' }, items: [] }),
+    () => {
+      // Another task asks for a turn while the chunk is being parsed.
+      const ch = new MessageChannel();
+      ch.port1.onmessage = () => { turnAt = inf.items.size; ch.port1.close(); };
+      ch.port2.postMessage(0);
+      return watchBody(events, { end: false });
+    },
+  ]);
+  inf = new Informer(cluster, '/api/v1/pods', (items) => seenSizes.push(items.size));
+  inf.run();
+  await waitFor(() => inf.items.size === 20000, 'all 20000 pods');
+  inf.stop();
+  assert.ok(turnAt >= 0 && turnAt < 20000, `the other task ran at ${turnAt} of 20000 items`);
+  assert.ok(seenSizes.length > 1, `onChange was called ${seenSizes.length} times`);
+  assert.equal(seenSizes.at(-1), 20000);
+});

@@ -78,7 +78,8 @@ func TestEditorApply(t *testing.T) {
 		t.Fatalf("a dry run stored the deployment:\n%s", c.Output)
 	}
 	click(t, ctx, `[data-editor-action="apply"]`)
-	waitJS(t, ctx, "the apply", `document.querySelector('[data-editor-status]').textContent.includes('deployment.apps/web created')`, 30*time.Second)
+	// The dry run's text says "created" too: wait for the apply's own.
+	waitJS(t, ctx, "the apply", `(s => s.includes('deployment.apps/web created') && !s.includes('dry run'))(document.querySelector('[data-editor-status]').textContent)`, 30*time.Second)
 	if got := eval[string](t, ctx, `document.querySelector('[data-editor-status]').className`); !strings.Contains(got, "ok") {
 		t.Errorf("status class %q after a successful apply", got)
 	}

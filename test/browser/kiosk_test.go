@@ -62,9 +62,12 @@ func TestKiosk(t *testing.T) {
 	if eval[bool](t, ctx, `document.querySelector('[data-kiosk-dialog]').open`) || eval[string](t, ctx, `localStorage.getItem('kubetab.test-student')`) != "was here" {
 		t.Fatal("Cancel changed something")
 	}
+	// The reset wipes localStorage before it reloads: a mark on this
+	// page's window tells the old page from the new one.
+	eval[bool](t, ctx, `(window.__oldPage = true)`)
 	click(t, ctx, "[data-kiosk-reset]")
 	click(t, ctx, "[data-kiosk-confirm]")
-	waitAcrossReload(t, ctx, "the reload into a fresh cluster", `window.kubetab && kubetab.cluster.isReady && kubetab.commands.length === 0 && localStorage.getItem('kubetab.test-student') === null`, 90*time.Second)
+	waitAcrossReload(t, ctx, "the reload into a fresh cluster", `!window.__oldPage && window.kubetab && kubetab.cluster.isReady && kubetab.commands.length === 0 && localStorage.getItem('kubetab.test-student') === null`, 90*time.Second)
 	if out := typeLine(t, ctx, "kubectl get deployments", 30*time.Second); !strings.Contains(out.Output, "No resources found in default namespace.") {
 		t.Fatalf("after New student, get deployments: %q", out.Output)
 	}
@@ -78,8 +81,8 @@ func TestKiosk(t *testing.T) {
 	if eval[float64](t, ctx, `kubetab.kiosk.idleFor()`) > 5 {
 		t.Fatal("the warning's button did not count as presence")
 	}
-	eval[bool](t, ctx, `(kubetab.kiosk.pretendIdle(601), true)`)
-	waitAcrossReload(t, ctx, "the idle reset", `window.kubetab && kubetab.cluster && kubetab.cluster.isReady && localStorage.getItem('kubetab.test-student') === null`, 90*time.Second)
+	eval[bool](t, ctx, `(window.__oldPage = true, kubetab.kiosk.pretendIdle(601), true)`)
+	waitAcrossReload(t, ctx, "the idle reset", `!window.__oldPage && window.kubetab && kubetab.cluster && kubetab.cluster.isReady && localStorage.getItem('kubetab.test-student') === null`, 90*time.Second)
 
 	// A link off the machine does nothing, and says why.
 	waitJS(t, ctx, "kiosk mode after the reload", `window.kubetab && kubetab.kiosk`, 30*time.Second)

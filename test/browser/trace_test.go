@@ -60,11 +60,16 @@ func startTrace(t *testing.T, ctx context.Context) *pageTrace {
 	}); err != nil {
 		t.Fatalf("tracing: %v", err)
 	}
+	cats := []string{"devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "blink.user_timing"}
+	if os.Getenv("KUBETAB_TRACE") == "invalidations" {
+		// Which nodes dirtied style and layout, and why (the Performance
+		// panel's "invalidations"): LayoutInvalidationTracking and
+		// StyleRecalcInvalidationTracking events in KUBETAB_TRACE_FILE.
+		cats = append(cats, "disabled-by-default-devtools.timeline.invalidationTracking")
+	}
 	_, err := chromedp.Call(ctx, tracing.Start, tracing.StartParams{
 		TransferMode: tracing.StartTransferModeReportEvents,
-		TraceConfig: &tracing.TraceConfig{
-			IncludedCategories: []string{"devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "blink.user_timing"},
-		},
+		TraceConfig:  &tracing.TraceConfig{IncludedCategories: cats},
 	})
 	if err != nil {
 		t.Fatalf("tracing: %v", err)

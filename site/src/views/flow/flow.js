@@ -155,7 +155,7 @@ addStrings({
     'flow.behind': '残り {n}',
     'flow.empty': 'コンソールでコマンドを実行してみましょう。たとえば kubectl create deployment web --image=hello --replicas=3 を実行すると、そのホップが1本ずつ矢印としてここに現れます。',
     'flow.empty.follow': 'ウィンドウ内に {name} のホップはまだありません。',
-    'flow.earlier': 'それより前のホップ {n} 件は一覧に出していません',
+    'flow.earlier': 'これより前のホップ {n} 件は一覧にありません',
     'flow.legend': '矢印',
     'flow.kind.request': 'API サーバーへのリクエスト',
     'flow.kind.response': '応答',
@@ -421,6 +421,7 @@ export function mount(root, ctx) {
     else frame = requestAnimationFrame(tick);
   }
 
+  let half = 0; // busy: which part the next frame draws
   function tick(now) {
     frame = 0;
     const deadline = performance.now() + BUDGET;
@@ -459,14 +460,19 @@ export function mount(root, ctx) {
     if ((mode !== 'paused' && followTail) || followOnce) hopList.follow(cursor);
     followOnce = false;
     hopList.applyScroll();
-    if (podsNow) {
+    // Busy (live and behind), a frame draws either the diagram (with its
+    // pods) or the list and its texts, not both: each frame's writes, and
+    // the style, layout and paint they cost, stay well inside 50 ms.
+    const busy = mode === 'live' && win.vis.length - 1 - cursor > BUSY;
+    const part = busy ? (half ^= 1) ? 'diagram' : 'list' : 'all';
+    if (podsNow && part !== 'list') {
       diagram.setPods(podsNow);
       podsNow = null;
     }
-    if (dirty) draw();
+    if (dirty) draw(part);
     const behind = win.vis.length - 1 - cursor;
     paceUntil = mode === 'live' && behind > BUSY ? now + (behind > 100 ? 2 * PACE : PACE) : 0;
-    if (!caughtUp || (mode !== 'paused' && cursor < win.vis.length - 1) || hopList.scrollPending()) schedule();
+    if (!caughtUp || dirty || podsNow || (mode !== 'paused' && cursor < win.vis.length - 1) || hopList.scrollPending()) schedule();
     else lastTick = 0;
   }
 
@@ -622,16 +628,21 @@ export function mount(root, ctx) {
   // the counts and one or two rows, not the toolbar.
   let said = new WeakMap();
   const say = (e, text) => {
-    if (said.get(e) !== text) {
-      said.set(e, text);
-      e.textContent = text;
-    }
+    if (said.get(e) === text) return false;
+    said.set(e, text);
+    e.textContent = text;
+    return true;
   };
-  function draw() {
-    dirty = false;
-    const trail = cursor >= 0 ? win.vis.slice(Math.max(0, cursor - TRAIL + 1), cursor + 1) : [];
-    diagram.update(edges, trail, animateNext);
-    animateNext = 0;
+  // draw writes what changed: the diagram, the list, or (part 'all') both.
+  // A part drawn alone leaves the page dirty, for the other part next frame.
+  function draw(part = 'all') {
+    dirty = part !== 'all';
+    if (part !== 'list') {
+      const trail = cursor >= 0 ? win.vis.slice(Math.max(0, cursor - TRAIL + 1), cursor + 1) : [];
+      diagram.update(edges, trail, animateNext);
+      animateNext = 0;
+    }
+    if (part === 'diagram') return;
     hopList.render(cursor, selected);
     const total = win.vis.length;
     let pos = cursor >= 0 ? t('flow.position', { n: win.vis[cursor].n, total: total ? win.vis[total - 1].n : 0 }) : t('flow.position.none');
@@ -647,7 +658,7 @@ export function mount(root, ctx) {
     // Hops before the first one kept (the window dropped them) are not listed.
     const before = total ? win.vis[0].n - 1 : 0;
     if (earlier.hidden !== before <= 0) earlier.hidden = before <= 0;
-    if (before > 0) say(earlier, t('flow.earlier', { n: before }));
+    if (before > 0 && say(earlier, t('flow.earlier', { n: before }))) earlier.title = earlier.textContent;
   }
 
   // The hops listed: every visible one in the window, only those in sight

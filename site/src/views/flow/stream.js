@@ -13,6 +13,7 @@
 // opened can still be followed from its creation.
 
 import { compact } from './hops.js';
+import { due, yieldTask } from '../../pace.js';
 
 const PATH = '/apis/flow.kubetab.dev/v1alpha1/hops';
 
@@ -86,7 +87,7 @@ export class HopStream {
       const { done, value } = await reader.read();
       if (done) return 'resume';
       buf += value;
-      const batch = [];
+      let batch = [];
       // Scan the lines in place and cut the buffer once: a chunk of
       // thousands of events must not be copied once per event.
       let start = 0;
@@ -104,6 +105,14 @@ export class HopStream {
         if (ev.type !== 'ADDED' || !ev.object || ev.object.seq <= this.last) continue;
         this.last = ev.object.seq;
         batch.push(compact(ev.object));
+        // A batch from the worker can hold thousands of hops: hand on what
+        // is parsed and give the page a turn (pace.js).
+        if (due()) {
+          this.onHops(batch);
+          batch = [];
+          await yieldTask();
+          if (this.stopped) return 'resume';
+        }
       }
       buf = buf.slice(start);
       if (batch.length) this.onHops(batch);
