@@ -12,7 +12,7 @@
 //	         (NamespaceLifecycle, ServiceAccount, Priority, LimitRanger, then
 //	         RBAC's escalation check) ->
 //	         PrepareForCreate (defaults, clear status) -> Validate -> validating
-//	         admission (Priority, ResourceQuota) ->
+//	         admission (NodeRestriction, Priority, ResourceQuota) ->
 //	         BeginCreate (allocate a Service's clusterIP) -> store.Create -> finish
 //	update:  read current -> resourceVersion check (409 Conflict) -> mutating
 //	         admission -> PrepareForUpdate (keep status, bump generation) ->
@@ -24,7 +24,7 @@
 //
 // The files beside this one hold the strategies, one file per API group
 // (core_*.go for the legacy group, apps.go, batch.go, ...), the admission
-// plugins (admission.go, scheduling.go, admission_quota.go, rbac_escalation.go), the Service IP and port allocators
+// plugins (admission.go, admission_node.go, scheduling.go, admission_quota.go, rbac_escalation.go), the Service IP and port allocators
 // (allocator.go), the metrics API (metrics.go) and the objects a new cluster
 // starts with (bootstrap.go).
 //
@@ -212,6 +212,29 @@ type Admission func(ctx context.Context, op Operation, res *Resource, obj, old r
 
 // Operation is what a request does, for admission.
 type Operation string
+
+type subresourceKey struct{}
+
+// SubresourceOf is, for an admission plugin, the subresource of the write
+// it checks: "" for the object itself, "status" for a status update,
+// "eviction" for a pods/eviction (upstream's
+// admission.Attributes.GetSubresource). Plugins about an object's spec
+// skip subresource writes, as upstream's ResourceQuota does; NodeRestriction
+// tells a kubelet's pods/status from its pods.
+func SubresourceOf(ctx context.Context) string {
+	sub, _ := ctx.Value(subresourceKey{}).(string)
+	return sub
+}
+
+// withSubresource marks ctx as a write of sub. Every entry of the store
+// sets it, so a write the registry makes on behalf of another (ResourceQuota
+// charging a quota's status while it admits a pod) carries its own.
+func withSubresource(ctx context.Context, sub string) context.Context {
+	if SubresourceOf(ctx) == sub {
+		return ctx
+	}
+	return context.WithValue(ctx, subresourceKey{}, sub)
+}
 
 // Operations.
 const (
@@ -477,7 +500,7 @@ type CreateOptions struct {
 
 // Create stores a new object in namespace and returns it as stored.
 func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object, opts CreateOptions) (runtime.Object, error) {
-	ctx = withDryRun(ctx, opts.DryRun)
+	ctx = withSubresource(withDryRun(ctx, opts.DryRun), "")
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -580,6 +603,14 @@ func (s *Store) admit(ctx context.Context, op Operation, obj, old runtime.Object
 	chain := s.reg.admission
 	s.reg.mu.RUnlock()
 	return s.admitChain(ctx, chain, op, obj, old)
+}
+
+// Admit runs the validating admission chain for a write to a subresource
+// that the API server serves itself before it changes anything, as
+// upstream's handlers admit a pods/eviction (obj, a policy/v1 Eviction)
+// before the eviction's own checks run.
+func (s *Store) Admit(ctx context.Context, op Operation, subresource string, obj, old runtime.Object) error {
+	return s.admit(withSubresource(ctx, subresource), op, obj, old)
 }
 
 func (s *Store) admitChain(ctx context.Context, chain []Admission, op Operation, obj, old runtime.Object) error {
@@ -705,7 +736,7 @@ type UpdateOptions struct {
 // stored one, or the answer is 409 Conflict; an empty one updates whatever is
 // current (upstream allows unconditional updates for most resources).
 func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptions) (runtime.Object, error) {
-	ctx = withDryRun(ctx, opts.DryRun)
+	ctx = withSubresource(withDryRun(ctx, opts.DryRun), opts.Subresource)
 	if err := s.checkKind(obj); err != nil {
 		return nil, err
 	}
@@ -955,6 +986,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		opts = &metav1.DeleteOptions{}
 	}
 	dryRun := len(opts.DryRun) > 0
+	ctx = withSubresource(ctx, "")
 	ctx, err := s.hold(ctx, "delete", "", namespace, name)
 	if err != nil {
 		return nil, false, err
