@@ -3,6 +3,7 @@ package apiextensions
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -422,5 +423,126 @@ func TestOpenAPIv3(t *testing.T) {
 	ct, ok := doc.Components.Schemas["com.example.stable.v1.CronTab"]
 	if !ok || ct.Properties["spec"] == nil || ct.Properties["metadata"] == nil || len(ct.GVK) != 1 {
 		t.Fatalf("CronTab definition: %+v", ct)
+	}
+}
+
+// A CRD whose schema combines value validations with allOf, anyOf, oneOf
+// and not.
+const junctorCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: backups.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: backups, singular: backup, kind: Backup}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            oneOf:
+            - required: [cron]
+            - required: [interval]
+            properties:
+              cron: {type: string}
+              interval: {type: integer}
+              port:
+                x-kubernetes-int-or-string: true
+                anyOf: [{type: integer}, {type: string}]
+              size: {type: integer, allOf: [{minimum: 1}, {maximum: 5}]}
+              owner: {type: string, not: {enum: [root, admin]}}
+              target:
+                type: string
+                anyOf: [{pattern: '^s3://'}, {pattern: '^gs://'}]
+`
+
+func TestValidateCRDJunctors(t *testing.T) {
+	const at = "spec.versions[0].schema.openAPIV3Schema"
+	for _, tc := range []struct {
+		name, from, to, want string
+	}{
+		{"type in oneOf", "- required: [cron]", "- {required: [cron], type: object}",
+			at + ".properties[spec].oneOf[0].type: Forbidden: must be empty to be structural"},
+		{"description in not", "not: {enum: [root, admin]}", "not: {enum: [root], description: no root}",
+			at + ".properties[spec].properties[owner].not.description: Forbidden: must be empty to be structural"},
+		{"default in allOf", "allOf: [{minimum: 1}, {maximum: 5}]", "allOf: [{minimum: 1, default: 2}, {maximum: 5}]",
+			at + ".properties[spec].properties[size].allOf[0].default: Forbidden: must be undefined to be structural"},
+		{"additionalProperties in anyOf", "anyOf: [{pattern: '^s3://'}, {pattern: '^gs://'}]", "anyOf: [{additionalProperties: {type: string}}]",
+			at + ".properties[spec].properties[target].anyOf[0].additionalProperties: Forbidden: must be undefined to be structural"},
+		{"nullable in oneOf", "- required: [interval]", "- {required: [interval], nullable: true}",
+			at + ".properties[spec].oneOf[1].nullable: Forbidden: must be false to be structural"},
+		{"preserve unknown fields in not", "not: {enum: [root, admin]}", "not: {x-kubernetes-preserve-unknown-fields: true}",
+			at + ".properties[spec].properties[owner].not.x-kubernetes-preserve-unknown-fields: Forbidden: must be false to be structural"},
+		{"type nested deeper", "- required: [interval]", "- {properties: {interval: {type: integer}}}",
+			at + ".properties[spec].oneOf[1].properties[interval].type: Forbidden: must be empty to be structural"},
+		{"metadata in a junctor", "        type: object\n        properties:\n          spec:", "        type: object\n        anyOf: [{properties: {metadata: {}}}]\n        properties:\n          spec:",
+			at + ".anyOf[0].properties[metadata]: Forbidden: must not be specified in a nested context"},
+		{"a field only a junctor names", "        type: object\n        properties:\n          spec:", "        type: object\n        anyOf: [{properties: {extra: {minLength: 1}}}]\n        properties:\n          spec:",
+			at + ".properties[extra]: Required value: because it is defined in " + at + ".anyOf[0].properties[extra]"},
+		{"bad pattern in anyOf", "{pattern: '^gs://'}", "{pattern: '('}",
+			at + ".properties[spec].properties[target].anyOf[1].pattern: Invalid value: \"(\": must be a valid regular expression"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := strings.Replace(junctorCRD, tc.from, tc.to, 1)
+			if y == junctorCRD {
+				t.Fatalf("%q is not in the CRD", tc.from)
+			}
+			crd := parseCRD(t, y)
+			setDefaults(crd)
+			errs := validateCRD(crd)
+			if got := errs.ToAggregate(); got == nil || !strings.Contains(got.Error(), tc.want) {
+				t.Fatalf("errors:\n%v\nwant one with:\n%s", got, tc.want)
+			}
+		})
+	}
+	// The schema as written is structural: the int-or-string anyOf may
+	// name types.
+	crd := parseCRD(t, junctorCRD)
+	setDefaults(crd)
+	if errs := validateCRD(crd); len(errs) > 0 {
+		t.Fatalf("the valid CRD: %v", errs)
+	}
+}
+
+func TestCustomResourceJunctors(t *testing.T) {
+	f := newFixture(t)
+	f.createCRD(junctorCRD)
+	base := "/apis/stable.example.com/v1/namespaces/default/backups"
+	post := func(name, spec string) (int, string) {
+		t.Helper()
+		code, out := f.do("POST", base, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"Backup","metadata":{"name":"`+name+`"},"spec":`+spec+`}`)
+		var st metav1.Status
+		_ = json.Unmarshal([]byte(out), &st)
+		return code, st.Message
+	}
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"oneOf: none", `{}`, `[<nil>: Invalid value: "": "spec" must validate one and only one schema (oneOf). Found none valid, spec.cron: Required value]`},
+		{"oneOf: two", `{"cron":"@daily","interval":5}`, `<nil>: Invalid value: "": "spec" must validate one and only one schema (oneOf). Found 2 valid alternatives`},
+		{"allOf: one fails", `{"cron":"@daily","size":7}`,
+			`[spec.size: Invalid value: 7: spec.size in body should be less than or equal to 5, <nil>: Invalid value: "": "spec.size" must validate all the schemas (allOf)]`},
+		{"not", `{"cron":"@daily","owner":"admin"}`, `<nil>: Invalid value: "": "spec.owner" must not validate the schema (not)`},
+		{"anyOf: none", `{"cron":"@daily","target":"ftp://x"}`,
+			`[<nil>: Invalid value: "": "spec.target" must validate at least one schema (anyOf), spec.target: Invalid value: "ftp://x": spec.target in body should match '^s3://']`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, msg := post("x", tc.spec)
+			if want := `Backup.stable.example.com "x" is invalid: ` + tc.want; code != http.StatusUnprocessableEntity || msg != want {
+				t.Fatalf("%d %s\nwant 422 %s", code, msg, want)
+			}
+		})
+	}
+	for i, spec := range []string{`{"interval":3,"port":8080,"size":5,"owner":"me","target":"gs://b"}`, `{"cron":"@daily","port":"http"}`} {
+		if code, msg := post(fmt.Sprint("ok-", i), spec); code != http.StatusCreated {
+			t.Errorf("%s: %d %s", spec, code, msg)
+		}
 	}
 }

@@ -34,7 +34,8 @@
 // kube-openapi's validator, CEL (cel-go) and the apiserver libraries into
 // the browser build; it covers what a structural schema may say (type,
 // properties, required, enum, minimum/maximum, pattern, lengths, items,
-// additionalProperties, nullable, default, x-kubernetes-preserve-unknown-fields,
-// x-kubernetes-int-or-string) with upstream's wording. CEL validation rules
+// additionalProperties, nullable, default, allOf, anyOf, oneOf, not,
+// x-kubernetes-preserve-unknown-fields, x-kubernetes-int-or-string) with
+// upstream's wording. CEL validation rules
 // (x-kubernetes-validations) and conversion webhooks are not served.
 package apiextensions
