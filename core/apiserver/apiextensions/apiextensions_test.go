@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubetab/kubetab/core/apiserver"
@@ -544,5 +546,148 @@ func TestCustomResourceJunctors(t *testing.T) {
 		if code, msg := post(fmt.Sprint("ok-", i), spec); code != http.StatusCreated {
 			t.Errorf("%s: %d %s", spec, code, msg)
 		}
+	}
+}
+
+// waitCRD waits, on a watch, until the CRD named name satisfies ok (nil:
+// until it is deleted).
+func (f *fixture) waitCRD(ctx context.Context, name string, ok func(*apiextensionsv1.CustomResourceDefinition) bool) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// From the CRD as it is now: the watch misses no change after it.
+	cur, err := f.crds.Get(ctx, "", name)
+	if apierrors.IsNotFound(err) && ok == nil {
+		return
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if crd := cur.(*apiextensionsv1.CustomResourceDefinition); ok != nil && ok(crd) {
+		return
+	}
+	w, err := f.crds.Watch(ctx, "", registry.ListOptions{ResourceVersion: cur.(*apiextensionsv1.CustomResourceDefinition).ResourceVersion})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		crd, isCRD := ev.Object.(*apiextensionsv1.CustomResourceDefinition)
+		if !isCRD || crd.Name != name {
+			continue
+		}
+		if ok == nil && ev.Type == watch.Deleted || ok != nil && ev.Type != watch.Deleted && ok(crd) {
+			return
+		}
+	}
+	f.t.Fatalf("CRD %s: the condition did not come within 10s", name)
+}
+
+// Deleting a CRD deletes its objects while the resource is still served
+// (creates refused), waits for the ones with finalizers, and then ends the
+// open watches of the resource.
+func TestDeleteCRDWaitsForObjectsAndEndsWatches(t *testing.T) {
+	f := newFixture(t)
+	f.createCRD(crontabCRD)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = f.ctl.Run(ctx) }()
+	base := "/apis/stable.example.com/v1/namespaces/default/crontabs"
+	for _, body := range []string{
+		`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"held","finalizers":["example.com/hold"]},"spec":{"image":"i"}}`,
+		`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"free"},"spec":{"image":"i"}}`,
+	} {
+		if code, out := f.do("POST", base, "application/json", body); code != 201 {
+			t.Fatalf("create: %d %s", code, out)
+		}
+	}
+	// Two watchers: a component in-process, kubectl get -w over HTTP.
+	inproc, err := f.crontabs().Watch(ctx, "default", registry.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(f.srv.URL + base + "?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	httpDone := make(chan string)
+	go func() { b, _ := io.ReadAll(resp.Body); httpDone <- string(b) }()
+
+	if _, _, err := f.crds.Delete(ctx, "", "crontabs.stable.example.com", nil); err != nil {
+		t.Fatal(err)
+	}
+	// The in-process watcher sees free go, and held marked for deletion.
+	deadline := time.After(10 * time.Second)
+	for seen := map[string]bool{}; !seen["free"] || !seen["held"]; {
+		select {
+		case ev := <-inproc.ResultChan():
+			u, _ := ev.Object.(*unstructured.Unstructured)
+			switch {
+			case u == nil:
+			case ev.Type == watch.Deleted && u.GetName() == "free":
+				seen["free"] = true
+			case ev.Type == watch.Modified && u.GetName() == "held" && u.GetDeletionTimestamp() != nil:
+				seen["held"] = true
+			}
+		case <-deadline:
+			t.Fatal("the objects were not deleted")
+		}
+	}
+	obj, err := f.crds.Get(ctx, "", "crontabs.stable.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if c := condition(crd, apiextensionsv1.Terminating); c.Status != apiextensionsv1.ConditionTrue || c.Message != "CustomResource deletion is in progress" || !hasFinalizer(crd) {
+		t.Fatalf("terminating CRD: %+v, finalizers %v", c, crd.Finalizers)
+	}
+	// Still served: the held object is there, being deleted; the other is gone.
+	code, out := f.do("GET", base, "", "")
+	if code != 200 || !strings.Contains(out, `"name":"held"`) || !strings.Contains(out, `"deletionTimestamp"`) || strings.Contains(out, `"name":"free"`) {
+		t.Fatalf("list while terminating: %d %s", code, out)
+	}
+	code, out = f.do("POST", base, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"late"},"spec":{"image":"i"}}`)
+	if code != 403 || !strings.Contains(out, `crontabs.stable.example.com \"late\" is forbidden: create not allowed while custom resource definition is terminating`) {
+		t.Fatalf("create while terminating: %d %s", code, out)
+	}
+	select {
+	case b := <-httpDone:
+		t.Fatalf("the HTTP watch ended while the CRD was terminating: %s", b)
+	default:
+	}
+
+	// The last finalizer goes: the object, then the CRD.
+	code, out = f.do("PATCH", base+"/held", "application/merge-patch+json", `{"metadata":{"finalizers":null}}`)
+	if code != 200 {
+		t.Fatalf("remove the finalizer: %d %s", code, out)
+	}
+	f.waitCRD(ctx, "crontabs.stable.example.com", nil)
+
+	// Both watches end.
+	deadline = time.After(10 * time.Second)
+	for open := true; open; {
+		select {
+		case _, ok := <-inproc.ResultChan():
+			open = ok
+		case <-deadline:
+			t.Fatal("the in-process watch did not end")
+		}
+	}
+	select {
+	case b := <-httpDone:
+		if !strings.Contains(b, `"type":"DELETED"`) {
+			t.Errorf("the HTTP watch saw no deletion: %s", b)
+		}
+	case <-deadline:
+		t.Fatal("the HTTP watch did not end")
+	}
+	if code, _ := f.do("GET", base, "", ""); code != 404 {
+		t.Fatalf("list after the CRD is gone: %d", code)
+	}
+	// Created again, its objects may be created again.
+	f.createCRD(crontabCRD)
+	if code, out := f.do("POST", base, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"late"},"spec":{"image":"i"}}`); code != 201 {
+		t.Fatalf("create after re-create: %d %s", code, out)
 	}
 }

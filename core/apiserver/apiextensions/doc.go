@@ -24,8 +24,13 @@
 //	kubectl get crontabs             a custom resource store like any other, objects are JSON
 //	kubectl delete crd ...           deletionTimestamp, Terminating=True, finalizer
 //	                                 customresourcecleanup.apiextensions.k8s.io
-//	  controller: unserve            registry.Unregister: discovery drops it at once
-//	  controller: delete objects     every CronTab, then the finalizer: the CRD is gone
+//	  controller: delete objects     Terminating=True InstanceDeletionInProgress; every
+//	                                 CronTab deleted (still served: get, list, watch and
+//	                                 delete work, creates are refused), and once none is
+//	                                 left, InstanceDeletionCompleted and the finalizer
+//	                                 removed: the CRD is gone
+//	  controller: unserve            registry.Unregister: discovery drops it, open
+//	                                 watches of crontabs end
 //
 // Custom resources are *unstructured.Unstructured: JSON trees, checked
 // against the version's structural schema (schema.go) instead of a Go type.

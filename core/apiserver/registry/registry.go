@@ -329,7 +329,7 @@ func New(cfg Config) (*Registry, error) {
 
 // Register adds a resource and returns its store.
 func (r *Registry) Register(res *Resource) *Store {
-	s := &Store{Resource: res, reg: r}
+	s := &Store{Resource: res, reg: r, gone: make(chan struct{})}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// A resource served in a second version (autoscaling/v1 beside v2)
@@ -345,9 +345,11 @@ func (r *Registry) Register(res *Resource) *Store {
 }
 
 // Unregister stops serving one version of a resource: discovery, the REST
-// paths and the OpenAPI documents drop it at once. Its objects stay in the
-// store (the apiextensions controller deletes a CRD's objects before it
-// unregisters them). It reports whether the version was served.
+// paths and the OpenAPI documents drop it at once, and every open watch of
+// it ends (its result channel closes, as when upstream's crdHandler tears
+// down a CRD's storage: clients watch again, and find it gone). Its objects
+// stay in the store (the apiextensions controller deletes a CRD's objects
+// before it unregisters them). It reports whether the version was served.
 func (r *Registry) Unregister(gvr schema.GroupVersionResource) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -355,6 +357,7 @@ func (r *Registry) Unregister(gvr schema.GroupVersionResource) bool {
 	if !ok {
 		return false
 	}
+	s.destroy()
 	delete(r.byVersion, gvr)
 	delete(r.byKind, s.Resource.GroupVersionKind())
 	for i, o := range r.order {
@@ -447,7 +450,15 @@ type Store struct {
 	Resource *Resource
 	reg      *Registry
 	decoded  decodedCache // see storage.go
+
+	// gone is closed when the store stops being served (Unregister): its
+	// open watches end, as upstream's storage teardown ends them.
+	gone     chan struct{}
+	goneOnce sync.Once
 }
+
+// destroy ends the store's open watches; it may be called more than once.
+func (s *Store) destroy() { s.goneOnce.Do(func() { close(s.gone) }) }
 
 // Key returns the store key of an object: /registry/pods/default/web-1, or
 // /registry/minions/node-1 for cluster-scoped resources.
