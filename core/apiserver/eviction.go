@@ -65,6 +65,14 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, st *registry.Stor
 	if err != nil {
 		return err
 	}
+	// Admission sees the eviction before anything is read or changed
+	// (NodeRestriction: a kubelet evicts only its own node's pods).
+	if ev.Namespace == "" {
+		ev.Namespace = info.Namespace
+	}
+	if err := st.Admit(r.Context(), registry.Create, "eviction", ev, nil); err != nil {
+		return err
+	}
 	if err := s.evictPod(r.Context(), st, info.Namespace, ev.Name, opts); err != nil {
 		// Well-behaved clients wait before they ask again (upstream's
 		// ErrorNegotiated sets the header from the status).

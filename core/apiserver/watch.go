@@ -42,7 +42,8 @@ import (
 // watch times out, as the cacher sends them.
 //
 // A watch ends after timeoutSeconds, or after a random time between
-// MinRequestTimeout and twice that (upstream spreads reconnects the same way).
+// MinRequestTimeout and twice that (upstream spreads reconnects the same way),
+// or when its resource stops being served (a CRD deleted or changed).
 // A watcher too slow to keep up is dropped by the store; it gets an ERROR
 // event (410 Expired) and must list again, like a reflector does.
 
@@ -129,6 +130,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 	}
 	var bookmarks <-chan time.Time
 	resetBookmark := func() {}
+	gone, endRev := st.Gone(), int64(0)
 	if p.AllowWatchBookmarks {
 		t := time.NewTimer(nextBookmark())
 		defer t.Stop()
@@ -141,6 +143,14 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 			return nil
 		case <-deadline.C:
 			return nil
+		case <-gone:
+			// The resource is no longer served (its CRD was deleted or
+			// changed): the stream ends, as upstream's storage teardown
+			// ends it, and a client that watches again finds out why. The
+			// changes made before are delivered first: the store's
+			// Progress event at this revision comes after all of them.
+			gone, endRev = nil, kv.Revision()
+			sw.RequestProgress()
 		case <-bookmarks:
 			// The store answers with a Progress event in order with the
 			// watch's events; its revision is what the bookmark carries.
@@ -156,6 +166,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, st *registry.Stor
 				return nil
 			}
 			if ev.Type == store.Progress {
+				if gone == nil && ev.Revision() >= endRev {
+					return nil
+				}
 				ws.rv = max(ws.rv, ev.Revision())
 				if p.AllowWatchBookmarks && !ws.bookmark(false) {
 					return nil

@@ -2,13 +2,19 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"github.com/kubetab/kubetab/core/apiserver/authz"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/trace"
 )
 
 // Who a component is. Upstream, each component has its own credentials
@@ -93,8 +99,14 @@ func (r Resource[T]) authorize(ctx context.Context, verb, subresource, namespace
 	if a.Resource == "namespaces" && a.APIGroup == "" && a.Subresource == "" && a.Name != "" {
 		a.Namespace = a.Name
 	}
-	ctx = authz.WithUser(ctx, u)
-	dec, reason, err := r.id.Authorizer.Authorize(ctx, a)
+	return r.id.authorize(ctx, r.component, a)
+}
+
+// authorize asks the identity's authorizer about a (whose User is set)
+// and returns ctx carrying the user, or the 403 an HTTP client would get.
+func (id *Identity) authorize(ctx context.Context, component string, a authz.Attributes) (context.Context, error) {
+	ctx = authz.WithUser(ctx, a.User)
+	dec, reason, err := id.Authorizer.Authorize(ctx, a)
 	if dec == authz.DecisionAllow {
 		return ctx, nil
 	}
@@ -105,8 +117,8 @@ func (r Resource[T]) authorize(ctx context.Context, verb, subresource, namespace
 		reason += err.Error()
 	}
 	denied := authz.Forbidden(a, reason)
-	if r.id.Denied != nil {
-		r.id.Denied(r.component, denied)
+	if id.Denied != nil {
+		id.Denied(component, denied)
 	}
 	return ctx, denied
 }
@@ -144,4 +156,51 @@ func (c *Client) UpdateScale(ctx context.Context, group, resource string, sc *au
 	out, err := r.store.UpdateScale(ctx, sc, registry.UpdateOptions{})
 	done(http.StatusOK, err)
 	return out, err
+}
+
+// ListPodMetrics lists the PodMetrics (metrics.k8s.io/v1beta1) of namespace
+// that match selector: what the HPA controller reads. Upstream the
+// controller reads them with a REST client of the resource metrics API
+// under its own credentials, not through the controller manager's shared
+// informers, so the call is authorized as the client's own user (list
+// pods.metrics.k8s.io: the system:controller:horizontal-pod-autoscaler
+// role) even when its lists and watches go as the controller manager.
+func (c *Client) ListPodMetrics(ctx context.Context, namespace string, selector labels.Selector) (*metricsv1beta1.PodMetricsList, error) {
+	api := c.reg.Metrics()
+	gv := registry.MetricsGroupVersion
+	res := "pods." + gv.Group
+	rec := c.reg.Trace()
+	ctx = registry.AsComponent(ctx, c.UserAgent)
+	done := func(err error) {}
+	if rec != nil {
+		ctx = trace.WithComponent(ctx, c.UserAgent)
+		rec.Record(trace.Hop{Kind: trace.Request, From: c.UserAgent, To: trace.APIServer, Verb: "list", Resource: res, Namespace: namespace})
+		done = func(err error) {
+			code, detail := http.StatusOK, ""
+			if err != nil {
+				code = http.StatusInternalServerError
+				if st, ok := err.(apierrors.APIStatus); ok || errors.As(err, &st) {
+					code, detail = int(st.Status().Code), st.Status().Message
+				}
+			}
+			rec.Record(trace.Hop{Kind: trace.Response, From: trace.APIServer, To: c.UserAgent, Code: code, Resource: res, Namespace: namespace, Detail: detail})
+		}
+	}
+	if c.id != nil {
+		a := authz.Attributes{User: c.id.User, Verb: "list", ResourceRequest: true, APIGroup: gv.Group, APIVersion: gv.Version,
+			Resource: "pods", Namespace: namespace, NoAllowReason: true}
+		var err error
+		if ctx, err = c.id.authorize(ctx, c.UserAgent, a); err != nil {
+			done(err)
+			return nil, err
+		}
+	}
+	if api == nil {
+		err := apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: "pods"}, "")
+		done(err)
+		return nil, err
+	}
+	list, err := api.ListPods(ctx, namespace, selector, nil)
+	done(err)
+	return list, err
 }

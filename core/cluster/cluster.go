@@ -28,6 +28,8 @@ import (
 	"fmt"
 	"io"
 	goruntime "runtime"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -168,6 +170,20 @@ func (s NodeSpec) Validate() error {
 		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
 			return fmt.Errorf("node %s: invalid label value %q for %s: %s", s.Name, v, k, msgs[0])
 		}
+	}
+	// The kubelet refuses, at start, the kubernetes.io and k8s.io labels it
+	// could not set on its Node past NodeRestriction (upstream's
+	// ValidateKubeletFlags).
+	var unknown []string
+	for k := range s.Labels {
+		if registry.IsKubernetesLabel(k) && !registry.KubeletMaySetLabel(k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("node %s: unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: %v\n--node-labels in the 'kubernetes.io' namespace must begin with an allowed prefix (%s) or be in the specifically allowed set (%s)",
+			s.Name, unknown, strings.Join(registry.KubeletLabelNamespaces(), ", "), strings.Join(registry.KubeletLabels(), ", "))
 	}
 	seen := map[string]bool{}
 	for _, t := range s.Taints {

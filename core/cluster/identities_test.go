@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubetab/kubetab/core/apiserver/authz"
 	"github.com/kubetab/kubetab/core/client"
@@ -116,4 +117,25 @@ func TestComponentIdentitiesAreAuthorized(t *testing.T) {
 
 func secrets(c *client.Client) client.Resource[*corev1.Secret] {
 	return client.For[*corev1.Secret](c, "", "secrets")
+}
+
+// The HPA controller reads metrics.k8s.io under its own ServiceAccount,
+// through the authorizer, as upstream's metrics client does: its role
+// allows it, and a client whose own user may not is refused even when its
+// lists and watches (ListWatchAs) go as one that may.
+func TestHPAMetricsReadsAreAuthorized(t *testing.T) {
+	c, ctx := startClusterWith(t, cluster.Config{Images: images.New(), Nodes: 1})
+	hpaUser := &authz.User{Name: "system:serviceaccount:kube-system:horizontal-pod-autoscaler",
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", authz.GroupAuthenticated}}
+	cm := &authz.User{Name: "system:kube-controller-manager", Groups: []string{authz.GroupAuthenticated}}
+	hpa := c.Client("horizontal-pod-autoscaler").As(client.Identity{User: hpaUser, ListWatchAs: cm, Authorizer: c.API.Authorizer()})
+	if _, err := hpa.ListPodMetrics(ctx, "default", labels.Everything()); err != nil {
+		t.Fatalf("the HPA's account: %v", err)
+	}
+	nobody := &authz.User{Name: "system:serviceaccount:default:default", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:default", authz.GroupAuthenticated}}
+	other := c.Client("other").As(client.Identity{User: nobody, ListWatchAs: hpaUser, Authorizer: c.API.Authorizer()})
+	_, err := other.ListPodMetrics(ctx, "default", labels.Everything())
+	if want := `pods.metrics.k8s.io is forbidden: User "system:serviceaccount:default:default" cannot list resource "pods" in API group "metrics.k8s.io" in the namespace "default"`; err == nil || err.Error() != want {
+		t.Fatalf("an account without the rule:\n got %v\nwant %s", err, want)
+	}
 }

@@ -92,6 +92,11 @@ func TestNodeSpecValidation(t *testing.T) {
 		{"negative memory", cluster.NodeSpec{Name: "n", Memory: resource.MustParse("-1Gi")}, "node n: memory -1Gi must not be negative"},
 		{"bad label key", cluster.NodeSpec{Name: "n", Labels: map[string]string{"a b": "c"}}, `node n: invalid label key "a b"`},
 		{"bad label value", cluster.NodeSpec{Name: "n", Labels: map[string]string{"a": "b c"}}, `node n: invalid label value "b c" for a`},
+		{"label the kubelet may not set", cluster.NodeSpec{Name: "n", Labels: map[string]string{"node-role.kubernetes.io/worker": "", "node-restriction.kubernetes.io/pool": "a", "topology.kubernetes.io/zone": "z"}},
+			"node n: unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: [node-restriction.kubernetes.io/pool node-role.kubernetes.io/worker]\n" +
+				"--node-labels in the 'kubernetes.io' namespace must begin with an allowed prefix (kubelet.kubernetes.io, node.kubernetes.io) or be in the specifically allowed set " +
+				"(beta.kubernetes.io/arch, beta.kubernetes.io/instance-type, beta.kubernetes.io/os, failure-domain.beta.kubernetes.io/region, failure-domain.beta.kubernetes.io/zone, " +
+				"kubernetes.io/arch, kubernetes.io/hostname, kubernetes.io/os, node.kubernetes.io/instance-type, topology.kubernetes.io/region, topology.kubernetes.io/zone)"},
 		{"bad taint key", cluster.NodeSpec{Name: "n", Taints: []corev1.Taint{{Key: "", Effect: corev1.TaintEffectNoSchedule}}}, `node n: invalid taint key ""`},
 		{"bad taint effect", cluster.NodeSpec{Name: "n", Taints: []corev1.Taint{{Key: "k", Effect: "Never"}}},
 			`node n: invalid taint effect "Never" for k: must be NoSchedule, PreferNoSchedule or NoExecute`},

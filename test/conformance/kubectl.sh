@@ -675,7 +675,62 @@ check "crd: merge patch" 0 'patched$' -- patch ct my-new-cron-object --type=merg
 check "crd: scale" 0 '^crontab.stable.example.com/my-new-cron-object scaled$' -- scale crontab my-new-cron-object --replicas=3
 check "crd: scaled" 0 '^3$' -- get ct my-new-cron-object -o 'jsonpath={.spec.replicas}'
 check "crd: field selector" 0 '^my-new-cron-object$' -- get ct --field-selector metadata.name=my-new-cron-object -o name --no-headers -o 'jsonpath={.items[*].metadata.name}'
+# Value validations: a schema may combine restrictions with oneOf (and
+# allOf, anyOf, not), but only restrict what it declares: a type inside a
+# oneOf is refused at creation; an object that matches no alternative is
+# refused with kube-openapi's message.
+cat >"$work/backups.yaml" <<'YAML'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: backups.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: backups, singular: backup, kind: Backup}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            oneOf:
+            - required: [cron]
+            - required: [interval]
+            properties:
+              cron: {type: string}
+              interval: {type: integer}
+              owner: {type: string, not: {enum: [root]}}
+YAML
+check "crd: type inside oneOf refused" 1 '^The CustomResourceDefinition "backups.stable.example.com" is invalid: spec.versions\[0\].schema.openAPIV3Schema.properties\[spec\].oneOf\[1\].type: Forbidden: must be empty to be structural$' -- apply -f <(sed 's/- required: \[interval\]/- {required: [interval], type: object}/' "$work/backups.yaml")
+check "crd: create backups" 0 '^customresourcedefinition.apiextensions.k8s.io/backups.stable.example.com created$' -- apply -f "$work/backups.yaml"
+check "crd: backups established" 0 'condition met$' -- wait --for condition=established --timeout=20s crd/backups.stable.example.com
+check "crd: oneOf, none valid" 1 '^\* <nil>: Invalid value: "": "spec" must validate one and only one schema \(oneOf\)\. Found none valid$' -- create -f - <<<'{"apiVersion":"stable.example.com/v1","kind":"Backup","metadata":{"name":"b"},"spec":{"owner":"me"}}'
+check "crd: oneOf, two valid" 1 '^The Backup "b" is invalid: <nil>: Invalid value: "": "spec" must validate one and only one schema \(oneOf\)\. Found 2 valid alternatives$' -- create -f - <<<'{"apiVersion":"stable.example.com/v1","kind":"Backup","metadata":{"name":"b"},"spec":{"cron":"@daily","interval":5}}'
+check "crd: not" 1 '"spec.owner" must not validate the schema \(not\)$' -- create -f - <<<'{"apiVersion":"stable.example.com/v1","kind":"Backup","metadata":{"name":"b"},"spec":{"cron":"@daily","owner":"root"}}'
+check "crd: oneOf, one valid" 0 '^backup.stable.example.com/b created$' -- create -f - <<<'{"apiVersion":"stable.example.com/v1","kind":"Backup","metadata":{"name":"b"},"spec":{"cron":"@daily"}}'
+check "crd: delete backups" 0 '^customresourcedefinition.apiextensions.k8s.io "backups.stable.example.com" deleted$' -- delete crd backups.stable.example.com
+# A watch of a CRD's objects ends when the CRD is deleted (upstream tears
+# its storage down): kubectl get -w sees the object go, then exits 0.
+"$KUBECTL" get ct -w --output-watch-events >"$work/crwatch.out" 2>&1 &
+wpid=$!
+for _ in $(seq 1 100); do grep -q 'my-new-cron-object' "$work/crwatch.out" && break; sleep 0.1; done
 check "crd: delete crd" 0 '^customresourcedefinition.apiextensions.k8s.io "crontabs.stable.example.com" deleted$' -- delete crd crontabs.stable.example.com
+for _ in $(seq 1 300); do kill -0 $wpid 2>/dev/null || break; sleep 0.1; done
+if kill -0 $wpid 2>/dev/null; then
+  kill $wpid; wait $wpid 2>/dev/null
+  failed=$((failed + 1)); echo "FAIL crd: watch ends with its CRD: kubectl get ct -w still running 30s after the CRD went"
+  sed 's/^/     | /' "$work/crwatch.out" | head -20
+elif wait $wpid && grep -Eq '^DELETED +my-new-cron-object' "$work/crwatch.out"; then
+  passed=$((passed + 1)); echo "ok   crd: watch ends with its CRD"
+else
+  failed=$((failed + 1)); echo "FAIL crd: watch ends with its CRD: kubectl get ct -w (want exit 0 after a DELETED my-new-cron-object)"
+  sed 's/^/     | /' "$work/crwatch.out" | head -20
+fi
 # kubectl's discovery cache (~/.kube/cache) still lists crontabs, as it does
 # against kube-apiserver; api-resources refreshes it, then the type is gone.
 check "crd: api-resources without crontabs" 0 '^NAME' -- api-resources --api-group=stable.example.com

@@ -3,11 +3,13 @@ package apiextensions
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -15,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubetab/kubetab/core/apiserver"
@@ -422,5 +425,269 @@ func TestOpenAPIv3(t *testing.T) {
 	ct, ok := doc.Components.Schemas["com.example.stable.v1.CronTab"]
 	if !ok || ct.Properties["spec"] == nil || ct.Properties["metadata"] == nil || len(ct.GVK) != 1 {
 		t.Fatalf("CronTab definition: %+v", ct)
+	}
+}
+
+// A CRD whose schema combines value validations with allOf, anyOf, oneOf
+// and not.
+const junctorCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: backups.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: backups, singular: backup, kind: Backup}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            oneOf:
+            - required: [cron]
+            - required: [interval]
+            properties:
+              cron: {type: string}
+              interval: {type: integer}
+              port:
+                x-kubernetes-int-or-string: true
+                anyOf: [{type: integer}, {type: string}]
+              size: {type: integer, allOf: [{minimum: 1}, {maximum: 5}]}
+              owner: {type: string, not: {enum: [root, admin]}}
+              target:
+                type: string
+                anyOf: [{pattern: '^s3://'}, {pattern: '^gs://'}]
+`
+
+func TestValidateCRDJunctors(t *testing.T) {
+	const at = "spec.versions[0].schema.openAPIV3Schema"
+	for _, tc := range []struct {
+		name, from, to, want string
+	}{
+		{"type in oneOf", "- required: [cron]", "- {required: [cron], type: object}",
+			at + ".properties[spec].oneOf[0].type: Forbidden: must be empty to be structural"},
+		{"description in not", "not: {enum: [root, admin]}", "not: {enum: [root], description: no root}",
+			at + ".properties[spec].properties[owner].not.description: Forbidden: must be empty to be structural"},
+		{"default in allOf", "allOf: [{minimum: 1}, {maximum: 5}]", "allOf: [{minimum: 1, default: 2}, {maximum: 5}]",
+			at + ".properties[spec].properties[size].allOf[0].default: Forbidden: must be undefined to be structural"},
+		{"additionalProperties in anyOf", "anyOf: [{pattern: '^s3://'}, {pattern: '^gs://'}]", "anyOf: [{additionalProperties: {type: string}}]",
+			at + ".properties[spec].properties[target].anyOf[0].additionalProperties: Forbidden: must be undefined to be structural"},
+		{"nullable in oneOf", "- required: [interval]", "- {required: [interval], nullable: true}",
+			at + ".properties[spec].oneOf[1].nullable: Forbidden: must be false to be structural"},
+		{"preserve unknown fields in not", "not: {enum: [root, admin]}", "not: {x-kubernetes-preserve-unknown-fields: true}",
+			at + ".properties[spec].properties[owner].not.x-kubernetes-preserve-unknown-fields: Forbidden: must be false to be structural"},
+		{"type nested deeper", "- required: [interval]", "- {properties: {interval: {type: integer}}}",
+			at + ".properties[spec].oneOf[1].properties[interval].type: Forbidden: must be empty to be structural"},
+		{"metadata in a junctor", "        type: object\n        properties:\n          spec:", "        type: object\n        anyOf: [{properties: {metadata: {}}}]\n        properties:\n          spec:",
+			at + ".anyOf[0].properties[metadata]: Forbidden: must not be specified in a nested context"},
+		{"a field only a junctor names", "        type: object\n        properties:\n          spec:", "        type: object\n        anyOf: [{properties: {extra: {minLength: 1}}}]\n        properties:\n          spec:",
+			at + ".properties[extra]: Required value: because it is defined in " + at + ".anyOf[0].properties[extra]"},
+		{"bad pattern in anyOf", "{pattern: '^gs://'}", "{pattern: '('}",
+			at + ".properties[spec].properties[target].anyOf[1].pattern: Invalid value: \"(\": must be a valid regular expression"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := strings.Replace(junctorCRD, tc.from, tc.to, 1)
+			if y == junctorCRD {
+				t.Fatalf("%q is not in the CRD", tc.from)
+			}
+			crd := parseCRD(t, y)
+			setDefaults(crd)
+			errs := validateCRD(crd)
+			if got := errs.ToAggregate(); got == nil || !strings.Contains(got.Error(), tc.want) {
+				t.Fatalf("errors:\n%v\nwant one with:\n%s", got, tc.want)
+			}
+		})
+	}
+	// The schema as written is structural: the int-or-string anyOf may
+	// name types.
+	crd := parseCRD(t, junctorCRD)
+	setDefaults(crd)
+	if errs := validateCRD(crd); len(errs) > 0 {
+		t.Fatalf("the valid CRD: %v", errs)
+	}
+}
+
+func TestCustomResourceJunctors(t *testing.T) {
+	f := newFixture(t)
+	f.createCRD(junctorCRD)
+	base := "/apis/stable.example.com/v1/namespaces/default/backups"
+	post := func(name, spec string) (int, string) {
+		t.Helper()
+		code, out := f.do("POST", base, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"Backup","metadata":{"name":"`+name+`"},"spec":`+spec+`}`)
+		var st metav1.Status
+		_ = json.Unmarshal([]byte(out), &st)
+		return code, st.Message
+	}
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"oneOf: none", `{}`, `[<nil>: Invalid value: "": "spec" must validate one and only one schema (oneOf). Found none valid, spec.cron: Required value]`},
+		{"oneOf: two", `{"cron":"@daily","interval":5}`, `<nil>: Invalid value: "": "spec" must validate one and only one schema (oneOf). Found 2 valid alternatives`},
+		{"allOf: one fails", `{"cron":"@daily","size":7}`,
+			`[spec.size: Invalid value: 7: spec.size in body should be less than or equal to 5, <nil>: Invalid value: "": "spec.size" must validate all the schemas (allOf)]`},
+		{"not", `{"cron":"@daily","owner":"admin"}`, `<nil>: Invalid value: "": "spec.owner" must not validate the schema (not)`},
+		{"anyOf: none", `{"cron":"@daily","target":"ftp://x"}`,
+			`[<nil>: Invalid value: "": "spec.target" must validate at least one schema (anyOf), spec.target: Invalid value: "ftp://x": spec.target in body should match '^s3://']`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, msg := post("x", tc.spec)
+			if want := `Backup.stable.example.com "x" is invalid: ` + tc.want; code != http.StatusUnprocessableEntity || msg != want {
+				t.Fatalf("%d %s\nwant 422 %s", code, msg, want)
+			}
+		})
+	}
+	for i, spec := range []string{`{"interval":3,"port":8080,"size":5,"owner":"me","target":"gs://b"}`, `{"cron":"@daily","port":"http"}`} {
+		if code, msg := post(fmt.Sprint("ok-", i), spec); code != http.StatusCreated {
+			t.Errorf("%s: %d %s", spec, code, msg)
+		}
+	}
+}
+
+// waitCRD waits, on a watch, until the CRD named name satisfies ok (nil:
+// until it is deleted).
+func (f *fixture) waitCRD(ctx context.Context, name string, ok func(*apiextensionsv1.CustomResourceDefinition) bool) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// From the CRD as it is now: the watch misses no change after it.
+	cur, err := f.crds.Get(ctx, "", name)
+	if apierrors.IsNotFound(err) && ok == nil {
+		return
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if crd := cur.(*apiextensionsv1.CustomResourceDefinition); ok != nil && ok(crd) {
+		return
+	}
+	w, err := f.crds.Watch(ctx, "", registry.ListOptions{ResourceVersion: cur.(*apiextensionsv1.CustomResourceDefinition).ResourceVersion})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		crd, isCRD := ev.Object.(*apiextensionsv1.CustomResourceDefinition)
+		if !isCRD || crd.Name != name {
+			continue
+		}
+		if ok == nil && ev.Type == watch.Deleted || ok != nil && ev.Type != watch.Deleted && ok(crd) {
+			return
+		}
+	}
+	f.t.Fatalf("CRD %s: the condition did not come within 10s", name)
+}
+
+// Deleting a CRD deletes its objects while the resource is still served
+// (creates refused), waits for the ones with finalizers, and then ends the
+// open watches of the resource.
+func TestDeleteCRDWaitsForObjectsAndEndsWatches(t *testing.T) {
+	f := newFixture(t)
+	f.createCRD(crontabCRD)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = f.ctl.Run(ctx) }()
+	base := "/apis/stable.example.com/v1/namespaces/default/crontabs"
+	for _, body := range []string{
+		`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"held","finalizers":["example.com/hold"]},"spec":{"image":"i"}}`,
+		`{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"free"},"spec":{"image":"i"}}`,
+	} {
+		if code, out := f.do("POST", base, "application/json", body); code != 201 {
+			t.Fatalf("create: %d %s", code, out)
+		}
+	}
+	// Two watchers: a component in-process, kubectl get -w over HTTP.
+	inproc, err := f.crontabs().Watch(ctx, "default", registry.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(f.srv.URL + base + "?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	httpDone := make(chan string)
+	go func() { b, _ := io.ReadAll(resp.Body); httpDone <- string(b) }()
+
+	if _, _, err := f.crds.Delete(ctx, "", "crontabs.stable.example.com", nil); err != nil {
+		t.Fatal(err)
+	}
+	// The in-process watcher sees free go, and held marked for deletion.
+	deadline := time.After(10 * time.Second)
+	for seen := map[string]bool{}; !seen["free"] || !seen["held"]; {
+		select {
+		case ev := <-inproc.ResultChan():
+			u, _ := ev.Object.(*unstructured.Unstructured)
+			switch {
+			case u == nil:
+			case ev.Type == watch.Deleted && u.GetName() == "free":
+				seen["free"] = true
+			case ev.Type == watch.Modified && u.GetName() == "held" && u.GetDeletionTimestamp() != nil:
+				seen["held"] = true
+			}
+		case <-deadline:
+			t.Fatal("the objects were not deleted")
+		}
+	}
+	obj, err := f.crds.Get(ctx, "", "crontabs.stable.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if c := condition(crd, apiextensionsv1.Terminating); c.Status != apiextensionsv1.ConditionTrue || c.Message != "CustomResource deletion is in progress" || !hasFinalizer(crd) {
+		t.Fatalf("terminating CRD: %+v, finalizers %v", c, crd.Finalizers)
+	}
+	// Still served: the held object is there, being deleted; the other is gone.
+	code, out := f.do("GET", base, "", "")
+	if code != 200 || !strings.Contains(out, `"name":"held"`) || !strings.Contains(out, `"deletionTimestamp"`) || strings.Contains(out, `"name":"free"`) {
+		t.Fatalf("list while terminating: %d %s", code, out)
+	}
+	code, out = f.do("POST", base, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"late"},"spec":{"image":"i"}}`)
+	if code != 403 || !strings.Contains(out, `crontabs.stable.example.com \"late\" is forbidden: create not allowed while custom resource definition is terminating`) {
+		t.Fatalf("create while terminating: %d %s", code, out)
+	}
+	select {
+	case b := <-httpDone:
+		t.Fatalf("the HTTP watch ended while the CRD was terminating: %s", b)
+	default:
+	}
+
+	// The last finalizer goes: the object, then the CRD.
+	code, out = f.do("PATCH", base+"/held", "application/merge-patch+json", `{"metadata":{"finalizers":null}}`)
+	if code != 200 {
+		t.Fatalf("remove the finalizer: %d %s", code, out)
+	}
+	f.waitCRD(ctx, "crontabs.stable.example.com", nil)
+
+	// Both watches end.
+	deadline = time.After(10 * time.Second)
+	for open := true; open; {
+		select {
+		case _, ok := <-inproc.ResultChan():
+			open = ok
+		case <-deadline:
+			t.Fatal("the in-process watch did not end")
+		}
+	}
+	select {
+	case b := <-httpDone:
+		if !strings.Contains(b, `"type":"DELETED"`) {
+			t.Errorf("the HTTP watch saw no deletion: %s", b)
+		}
+	case <-deadline:
+		t.Fatal("the HTTP watch did not end")
+	}
+	if code, _ := f.do("GET", base, "", ""); code != 404 {
+		t.Fatalf("list after the CRD is gone: %d", code)
+	}
+	// Created again, its objects may be created again.
+	f.createCRD(crontabCRD)
+	if code, out := f.do("POST", base, "application/json", `{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"late"},"spec":{"image":"i"}}`); code != 201 {
+		t.Fatalf("create after re-create: %d %s", code, out)
 	}
 }

@@ -101,7 +101,10 @@ func (crdStrategy) PrepareForUpdate(obj, old runtime.Object) {
 func (crdStrategy) PrepareForStatusUpdate(obj, old runtime.Object) {
 	crd, o := obj.(*apiextensionsv1.CustomResourceDefinition), old.(*apiextensionsv1.CustomResourceDefinition)
 	crd.Spec = o.Spec
-	crd.Labels, crd.Annotations, crd.Finalizers = o.Labels, o.Annotations, o.Finalizers
+	// Labels and annotations are not status; finalizers may change here, as
+	// upstream's status strategy lets them: the finalizer controller
+	// records InstanceDeletionCompleted and drops its finalizer in one write.
+	crd.Labels, crd.Annotations = o.Labels, o.Annotations
 }
 
 func (crdStrategy) Validate(obj runtime.Object) field.ErrorList {

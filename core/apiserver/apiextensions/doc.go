@@ -24,8 +24,13 @@
 //	kubectl get crontabs             a custom resource store like any other, objects are JSON
 //	kubectl delete crd ...           deletionTimestamp, Terminating=True, finalizer
 //	                                 customresourcecleanup.apiextensions.k8s.io
-//	  controller: unserve            registry.Unregister: discovery drops it at once
-//	  controller: delete objects     every CronTab, then the finalizer: the CRD is gone
+//	  controller: delete objects     Terminating=True InstanceDeletionInProgress; every
+//	                                 CronTab deleted (still served: get, list, watch and
+//	                                 delete work, creates are refused), and once none is
+//	                                 left, InstanceDeletionCompleted and the finalizer
+//	                                 removed: the CRD is gone
+//	  controller: unserve            registry.Unregister: discovery drops it, open
+//	                                 watches of crontabs end
 //
 // Custom resources are *unstructured.Unstructured: JSON trees, checked
 // against the version's structural schema (schema.go) instead of a Go type.
@@ -34,7 +39,8 @@
 // kube-openapi's validator, CEL (cel-go) and the apiserver libraries into
 // the browser build; it covers what a structural schema may say (type,
 // properties, required, enum, minimum/maximum, pattern, lengths, items,
-// additionalProperties, nullable, default, x-kubernetes-preserve-unknown-fields,
-// x-kubernetes-int-or-string) with upstream's wording. CEL validation rules
+// additionalProperties, nullable, default, allOf, anyOf, oneOf, not,
+// x-kubernetes-preserve-unknown-fields, x-kubernetes-int-or-string) with
+// upstream's wording. CEL validation rules
 // (x-kubernetes-validations) and conversion webhooks are not served.
 package apiextensions

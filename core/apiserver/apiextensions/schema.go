@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -84,12 +85,11 @@ func validateStructural(s *apiextensionsv1.JSONSchemaProps, p *field.Path, root 
 			}
 		}
 	}
-	keys := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		keys = append(keys, k)
+	errs = append(errs, validateJunctors(s, p, intOrStringAnyOf(s), intOrStringAllOf(s))...)
+	if root {
+		errs = append(errs, completeness(s, s, p, p)...)
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(s.Properties) {
 		c := s.Properties[k]
 		errs = append(errs, validateStructural(&c, p.Child("properties").Key(k), false)...)
 	}
@@ -98,6 +98,195 @@ func validateStructural(s *apiextensionsv1.JSONSchemaProps, p *field.Path, root 
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 		errs = append(errs, validateStructural(s.AdditionalProperties.Schema, p.Child("additionalProperties"), false)...)
+	}
+	return errs
+}
+
+func sortedKeys(m map[string]apiextensionsv1.JSONSchemaProps) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Value validations: allOf, anyOf, oneOf and not
+//
+// The four junctors combine schemas, JSON Schema's logic:
+//
+//	allOf  every schema must hold       anyOf  at least one must hold
+//	oneOf  exactly one must hold        not    the schema must not hold
+//
+// In a structural schema they may only restrict what the schema around
+// them already declares: they are value validations, never a second
+// description of the object's shape. So inside a junctor there is no type,
+// no additionalProperties, default, title, description or nullable, none of
+// the x-kubernetes- extensions, and no metadata; and a property a junctor
+// at the root names must be a property of the schema itself
+// (upstream: pkg/apiserver/schema/validation.go validateNestedValueValidation
+// and complete.go). A CRD that breaks the rules is refused:
+//
+//	spec.versions[0].schema.openAPIV3Schema.properties[spec].oneOf[0].type: Forbidden: must be empty to be structural
+//	spec.versions[0].schema.openAPIV3Schema.properties[spec]: Required value: because it is defined in spec.versions[0].schema.openAPIV3Schema.anyOf[0].properties[spec]
+//
+// The one exception is the way an int-or-string is spelt out:
+// anyOf: [{type: integer}, {type: string}], alone or first of an allOf.
+//
+// A custom object that fails one gets kube-openapi's message, which names
+// the failing value's path in the body; the field of the error is the
+// object's (<nil>), as upstream reports it:
+//
+//	<nil>: Invalid value: "": "spec" must validate one and only one schema (oneOf). Found none valid
+//	spec.cronSpec: Required value
+
+// intOrStringAnyOf reports the anyOf: [{type: integer}, {type: string}]
+// of an int-or-string, whose types a structural schema allows.
+func intOrStringAnyOf(s *apiextensionsv1.JSONSchemaProps) bool {
+	return isIntOrStringPair(s.AnyOf)
+}
+
+// intOrStringAllOf reports the same pair as the anyOf of the first allOf.
+func intOrStringAllOf(s *apiextensionsv1.JSONSchemaProps) bool {
+	return len(s.AllOf) > 0 && isIntOrStringPair(s.AllOf[0].AnyOf)
+}
+
+func isIntOrStringPair(alts []apiextensionsv1.JSONSchemaProps) bool {
+	return len(alts) == 2 &&
+		apiequality.Semantic.DeepEqual(alts[0], apiextensionsv1.JSONSchemaProps{Type: "integer"}) &&
+		apiequality.Semantic.DeepEqual(alts[1], apiextensionsv1.JSONSchemaProps{Type: "string"})
+}
+
+// validateJunctors checks the junctors of s (upstream:
+// validateValueValidation); skipAnyOf and skipFirstAllOfAnyOf are the
+// int-or-string exceptions.
+func validateJunctors(s *apiextensionsv1.JSONSchemaProps, p *field.Path, skipAnyOf, skipFirstAllOfAnyOf bool) field.ErrorList {
+	var errs field.ErrorList
+	if !skipAnyOf {
+		for i := range s.AnyOf {
+			errs = append(errs, validateNested(&s.AnyOf[i], p.Child("anyOf").Index(i), false)...)
+		}
+	}
+	for i := range s.AllOf {
+		errs = append(errs, validateNested(&s.AllOf[i], p.Child("allOf").Index(i), skipFirstAllOfAnyOf && i == 0)...)
+	}
+	for i := range s.OneOf {
+		errs = append(errs, validateNested(&s.OneOf[i], p.Child("oneOf").Index(i), false)...)
+	}
+	if s.Not != nil {
+		errs = append(errs, validateNested(s.Not, p.Child("not"), false)...)
+	}
+	return errs
+}
+
+// validateNested checks one schema inside a junctor: it may only say what
+// values must look like (upstream: validateNestedValueValidation).
+func validateNested(s *apiextensionsv1.JSONSchemaProps, p *field.Path, skipAnyOf bool) field.ErrorList {
+	errs := validateJunctors(s, p, skipAnyOf, false)
+	if s.Items != nil && s.Items.Schema != nil {
+		errs = append(errs, validateNested(s.Items.Schema, p.Child("items"), false)...)
+	}
+	for _, k := range sortedKeys(s.Properties) {
+		c := s.Properties[k]
+		errs = append(errs, validateNested(&c, p.Child("properties").Key(k), false)...)
+	}
+	forbid := func(child, detail string) { errs = append(errs, field.Forbidden(p.Child(child), detail)) }
+	if s.Type != "" {
+		forbid("type", "must be empty to be structural")
+	}
+	if s.AdditionalProperties != nil {
+		forbid("additionalProperties", "must be undefined to be structural")
+	}
+	if s.Default != nil {
+		forbid("default", "must be undefined to be structural")
+	}
+	if s.Title != "" {
+		forbid("title", "must be empty to be structural")
+	}
+	if s.Description != "" {
+		forbid("description", "must be empty to be structural")
+	}
+	if s.Nullable {
+		forbid("nullable", "must be false to be structural")
+	}
+	if preserves(s) {
+		forbid("x-kubernetes-preserve-unknown-fields", "must be false to be structural")
+	}
+	if s.XEmbeddedResource {
+		forbid("x-kubernetes-embedded-resource", "must be false to be structural")
+	}
+	if s.XIntOrString {
+		forbid("x-kubernetes-int-or-string", "must be false to be structural")
+	}
+	if len(s.XListMapKeys) > 0 {
+		forbid("x-kubernetes-list-map-keys", "must be empty to be structural")
+	}
+	if s.XListType != nil {
+		forbid("x-kubernetes-list-type", "must be undefined to be structural")
+	}
+	if s.XMapType != nil {
+		forbid("x-kubernetes-map-type", "must be undefined to be structural")
+	}
+	if len(s.XValidations) > 0 {
+		forbid("x-kubernetes-validations", "must be empty to be structural")
+	}
+	if _, ok := s.Properties["metadata"]; ok {
+		errs = append(errs, field.Forbidden(p.Child("properties").Key("metadata"), "must not be specified in a nested context"))
+	}
+	if s.Ref != nil {
+		forbid("$ref", "$ref is not supported")
+	}
+	if s.Pattern != "" {
+		if _, err := regexp.Compile(s.Pattern); err != nil {
+			errs = append(errs, field.Invalid(p.Child("pattern"), s.Pattern, "must be a valid regular expression, but isn't: "+err.Error()))
+		}
+	}
+	return errs
+}
+
+// completeness checks that every property and items a junctor of v names
+// exists in the structural schema s (upstream: complete.go, which checks
+// the junctors of the root). sp is s's path, vp v's.
+func completeness(v, s *apiextensionsv1.JSONSchemaProps, sp, vp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	nested := func(n *apiextensionsv1.JSONSchemaProps, np *field.Path) {
+		errs = append(errs, nestedCompleteness(n, s, sp, np)...)
+	}
+	if v.Not != nil {
+		nested(v.Not, vp.Child("not"))
+	}
+	for i := range v.AllOf {
+		nested(&v.AllOf[i], vp.Child("allOf").Index(i))
+	}
+	for i := range v.AnyOf {
+		nested(&v.AnyOf[i], vp.Child("anyOf").Index(i))
+	}
+	for i := range v.OneOf {
+		nested(&v.OneOf[i], vp.Child("oneOf").Index(i))
+	}
+	return errs
+}
+
+func nestedCompleteness(v, s *apiextensionsv1.JSONSchemaProps, sp, vp *field.Path) field.ErrorList {
+	if s == nil {
+		return field.ErrorList{field.Required(sp, "because it is defined in "+vp.String())}
+	}
+	errs := completeness(v, s, sp, vp)
+	if v.Items != nil && v.Items.Schema != nil {
+		var si *apiextensionsv1.JSONSchemaProps
+		if s.Items != nil {
+			si = s.Items.Schema
+		}
+		errs = append(errs, nestedCompleteness(v.Items.Schema, si, sp.Child("items"), vp.Child("items"))...)
+	}
+	for _, k := range sortedKeys(v.Properties) {
+		vf := v.Properties[k]
+		sf, ok := s.Properties[k]
+		if !ok {
+			errs = append(errs, field.Required(sp.Child("properties").Key(k), "because it is defined in "+vp.Child("properties").Key(k).String()))
+			continue
+		}
+		errs = append(errs, nestedCompleteness(&vf, &sf, sp.Child("properties").Key(k), vp.Child("properties").Key(k))...)
 	}
 	return errs
 }
@@ -207,6 +396,18 @@ func validateObject(obj map[string]any, s *apiextensionsv1.JSONSchemaProps) fiel
 // validateValue checks v against s; name is v's path in the body
 // ("spec.cronSpec", "" at the root, "spec.list[1]").
 func validateValue(v any, s *apiextensionsv1.JSONSchemaProps, name string) field.ErrorList {
+	var c checker
+	return c.value(v, s, name)
+}
+
+// checker walks a value against a schema. matches counts the schema nodes
+// it checked: of the alternatives of a failed anyOf or oneOf, the errors
+// of the one that matched furthest are reported, as kube-openapi reports
+// its result with the highest MatchCount.
+type checker struct{ matches int }
+
+func (c *checker) value(v any, s *apiextensionsv1.JSONSchemaProps, name string) field.ErrorList {
+	c.matches++
 	var errs field.ErrorList
 	path := fieldPath(name)
 	label := name
@@ -230,6 +431,7 @@ func validateValue(v any, s *apiextensionsv1.JSONSchemaProps, name string) field
 	default:
 		return field.ErrorList{field.TypeInvalid(path, got, fmt.Sprintf("%s in body must be of type %s: %q", label, s.Type, got))}
 	}
+	errs = append(errs, c.junctors(v, s, name)...)
 	if len(s.Enum) > 0 {
 		ok := false
 		var supported []string
@@ -295,7 +497,7 @@ func validateValue(v any, s *apiextensionsv1.JSONSchemaProps, name string) field
 		}
 		if s.Items != nil && s.Items.Schema != nil {
 			for i, it := range x {
-				errs = append(errs, validateValue(it, s.Items.Schema, fmt.Sprintf("%s[%d]", name, i))...)
+				errs = append(errs, c.value(it, s.Items.Schema, fmt.Sprintf("%s[%d]", name, i))...)
 			}
 		}
 	case map[string]any:
@@ -317,12 +519,103 @@ func validateValue(v any, s *apiextensionsv1.JSONSchemaProps, name string) field
 		sort.Strings(keys)
 		for _, k := range keys {
 			if ps, ok := s.Properties[k]; ok {
-				errs = append(errs, validateValue(x[k], &ps, join(name, k))...)
+				errs = append(errs, c.value(x[k], &ps, join(name, k))...)
 			} else if ap := s.AdditionalProperties; ap != nil && ap.Schema != nil {
-				errs = append(errs, validateValue(x[k], ap.Schema, join(name, k))...)
+				errs = append(errs, c.value(x[k], ap.Schema, join(name, k))...)
 			} else if ap != nil && !ap.Allows && !preserves(s) {
 				errs = append(errs, field.Forbidden(fieldPath(join(name, k)), fmt.Sprintf("%s.%s in body is a forbidden property", label, k)))
 			}
+		}
+	}
+	return errs
+}
+
+// junctors checks v against the allOf, anyOf, oneOf and not of s, with
+// kube-openapi's messages (pkg/validation/validate/schema_props.go):
+//
+//	anyOf  none holds     "spec" must validate at least one schema (anyOf)
+//	                      and the errors of the closest alternative
+//	oneOf  none holds     "spec" must validate one and only one schema (oneOf). Found none valid
+//	                      and the errors of the closest alternative
+//	       two hold       ... (oneOf). Found 2 valid alternatives
+//	allOf  one fails      its errors, and "spec" must validate all the schemas (allOf)
+//	       all fail       ... (allOf). None validated
+//	not    it holds       "spec" must not validate the schema (not)
+//
+// The junctor errors are reported on the object (field <nil>) with an
+// empty value, as upstream converts kube-openapi's composite errors.
+func (c *checker) junctors(v any, s *apiextensionsv1.JSONSchemaProps, name string) field.ErrorList {
+	var errs field.ErrorList
+	composite := func(format string, args ...any) {
+		errs = append(errs, field.Invalid(nil, "", fmt.Sprintf("%q "+format, append([]any{name}, args...)...)))
+	}
+	// try checks v against one alternative with a checker of its own.
+	try := func(alt *apiextensionsv1.JSONSchemaProps) (field.ErrorList, int) {
+		var sub checker
+		e := sub.value(v, alt, name)
+		c.matches += sub.matches
+		return e, sub.matches
+	}
+	if len(s.AnyOf) > 0 {
+		var best field.ErrorList
+		bestMatches, ok := -1, false
+		for i := range s.AnyOf {
+			e, m := try(&s.AnyOf[i])
+			if len(e) == 0 {
+				ok = true
+				break
+			}
+			if m > bestMatches {
+				best, bestMatches = e, m
+			}
+		}
+		if !ok {
+			composite("must validate at least one schema (anyOf)")
+			errs = append(errs, best...)
+		}
+	}
+	if len(s.OneOf) > 0 {
+		var best field.ErrorList
+		bestMatches, valid := -1, 0
+		for i := range s.OneOf {
+			e, m := try(&s.OneOf[i])
+			if len(e) == 0 {
+				valid++
+				continue
+			}
+			if valid == 0 && m > bestMatches {
+				best, bestMatches = e, m
+			}
+		}
+		switch valid {
+		case 1:
+		case 0:
+			composite("must validate one and only one schema (oneOf). Found none valid")
+			errs = append(errs, best...)
+		default:
+			composite("must validate one and only one schema (oneOf). Found %d valid alternatives", valid)
+		}
+	}
+	if len(s.AllOf) > 0 {
+		valid := 0
+		for i := range s.AllOf {
+			e, _ := try(&s.AllOf[i])
+			if len(e) == 0 {
+				valid++
+			}
+			errs = append(errs, e...)
+		}
+		switch valid {
+		case len(s.AllOf):
+		case 0:
+			composite("must validate all the schemas (allOf). None validated")
+		default:
+			composite("must validate all the schemas (allOf)")
+		}
+	}
+	if s.Not != nil {
+		if e, _ := try(s.Not); len(e) == 0 {
+			composite("must not validate the schema (not)")
 		}
 	}
 	return errs

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetab/kubetab/core/internal/podutil"
 )
 
 // The Node authorizer (upstream: plugin/pkg/auth/authorizer/node), which
@@ -158,55 +160,38 @@ func (n *Node) related(ctx context.Context, node string, a Attributes) (Decision
 }
 
 func nodeName(u *User) (string, bool) {
-	if u == nil || !u.InGroup(NodesGroup) || !strings.HasPrefix(u.Name, NodeUserPrefix) {
-		return "", false
-	}
-	name := strings.TrimPrefix(u.Name, NodeUserPrefix)
-	return name, name != ""
+	name, ok := NodeIdentity(u)
+	return name, ok && name != ""
 }
 
-// references reports whether pod uses the named secret, configmap or claim.
+// NodeIdentity reports whether u is a kubelet, a user named
+// system:node:<node> in the group system:nodes, and the node it names
+// (upstream: pkg/auth/nodeidentifier). A kubelet whose name is empty
+// ("system:node:") is still a kubelet: the Node authorizer gives it
+// nothing, and NodeRestriction refuses its writes.
+func NodeIdentity(u *User) (node string, isNode bool) {
+	if u == nil || !strings.HasPrefix(u.Name, NodeUserPrefix) || !u.InGroup(NodesGroup) {
+		return "", false
+	}
+	return strings.TrimPrefix(u.Name, NodeUserPrefix), true
+}
+
+// references reports whether pod uses the named secret, configmap or
+// claim: the edges upstream's graph draws from a pod (podutil's visitors).
 func references(pod *corev1.Pod, resource, name string) bool {
-	if resource == "secrets" {
-		for _, s := range pod.Spec.ImagePullSecrets {
-			if s.Name == name {
+	found := false
+	match := func(n string) bool { found = n == name; return !found }
+	switch resource {
+	case "secrets":
+		podutil.VisitPodSecretNames(pod, match)
+	case "configmaps":
+		podutil.VisitPodConfigmapNames(pod, match)
+	case "persistentvolumeclaims":
+		for _, v := range pod.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
 				return true
 			}
 		}
 	}
-	for _, v := range pod.Spec.Volumes {
-		switch {
-		case resource == "secrets" && v.Secret != nil && v.Secret.SecretName == name,
-			resource == "configmaps" && v.ConfigMap != nil && v.ConfigMap.Name == name,
-			resource == "persistentvolumeclaims" && v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name:
-			return true
-		}
-		if v.Projected != nil {
-			for _, src := range v.Projected.Sources {
-				if resource == "secrets" && src.Secret != nil && src.Secret.Name == name ||
-					resource == "configmaps" && src.ConfigMap != nil && src.ConfigMap.Name == name {
-					return true
-				}
-			}
-		}
-	}
-	containers := append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
-	for _, c := range containers {
-		for _, e := range c.EnvFrom {
-			if resource == "secrets" && e.SecretRef != nil && e.SecretRef.Name == name ||
-				resource == "configmaps" && e.ConfigMapRef != nil && e.ConfigMapRef.Name == name {
-				return true
-			}
-		}
-		for _, e := range c.Env {
-			if e.ValueFrom == nil {
-				continue
-			}
-			if resource == "secrets" && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == name ||
-				resource == "configmaps" && e.ValueFrom.ConfigMapKeyRef != nil && e.ValueFrom.ConfigMapKeyRef.Name == name {
-				return true
-			}
-		}
-	}
-	return false
+	return found
 }

@@ -16,10 +16,11 @@ import (
 // client sent it, before defaults and validation; validating ones after.
 //
 //	mutating:   NamespaceLifecycle, ServiceAccount, Priority, LimitRanger
-//	validating: Priority (PriorityClasses), ResourceQuota
+//	validating: NodeRestriction, Priority (PriorityClasses), ResourceQuota
 //
 // NamespaceLifecycle is in core_namespace.go, Priority in scheduling.go,
-// LimitRanger and ResourceQuota in admission_quota.go.
+// NodeRestriction in admission_node.go, LimitRanger and ResourceQuota in
+// admission_quota.go.
 
 // ServiceAccount token volume, as upstream's ServiceAccount admission plugin
 // mounts it (plugin/pkg/admission/serviceaccount).

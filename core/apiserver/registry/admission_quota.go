@@ -258,7 +258,9 @@ func isDryRun(ctx context.Context) bool { return ctx.Value(dryRunKey{}) != nil }
 
 // admitResourceQuota is the ResourceQuota plugin's Validate.
 func (r *Registry) admitResourceQuota(ctx context.Context, op Operation, res *Resource, obj, old runtime.Object) error {
-	if op == Delete || !res.Namespaced || quotaIgnored(res.GroupResource()) {
+	// Subresource writes (status, eviction) change no cost: upstream's
+	// plugin ignores them.
+	if op == Delete || !res.Namespaced || quotaIgnored(res.GroupResource()) || SubresourceOf(ctx) != "" {
 		return nil
 	}
 	ev := QuotaEvaluatorFor(res.GroupResource())

@@ -112,10 +112,12 @@ func controllerRoles() []*rbacv1.ClusterRole {
 			rule(verbs("get", "list", "watch"), "autoscaling", "horizontalpodautoscalers"),
 			rule(verbs("update"), "autoscaling", "horizontalpodautoscalers/status"),
 			rule(verbs("get", "update"), "*", "*/scale"),
-			rule(verbs("list", "watch"), "", "pods"),
-			rule(verbs("list", "watch"), "metrics.k8s.io", "pods"),
-			rule(verbs("get", "list", "watch"), "custom.metrics.k8s.io", "*"),
-			rule(verbs("get", "list", "watch"), "external.metrics.k8s.io", "*"),
+			rule(verbs("list"), "", "pods"),
+			// its metrics client reads the resource, custom and external
+			// metrics APIs under this account (client.ListPodMetrics)
+			rule(verbs("list"), "metrics.k8s.io", "pods"),
+			rule(verbs("get", "list"), "custom.metrics.k8s.io", "*"),
+			rule(verbs("get", "list"), "external.metrics.k8s.io", "*"),
 			eventsRule()),
 		role("job-controller",
 			rule(verbs("get", "list", "watch", "update", "patch"), "batch", "jobs"),

@@ -12,7 +12,7 @@
 //	         (NamespaceLifecycle, ServiceAccount, Priority, LimitRanger, then
 //	         RBAC's escalation check) ->
 //	         PrepareForCreate (defaults, clear status) -> Validate -> validating
-//	         admission (Priority, ResourceQuota) ->
+//	         admission (NodeRestriction, Priority, ResourceQuota) ->
 //	         BeginCreate (allocate a Service's clusterIP) -> store.Create -> finish
 //	update:  read current -> resourceVersion check (409 Conflict) -> mutating
 //	         admission -> PrepareForUpdate (keep status, bump generation) ->
@@ -24,7 +24,7 @@
 //
 // The files beside this one hold the strategies, one file per API group
 // (core_*.go for the legacy group, apps.go, batch.go, ...), the admission
-// plugins (admission.go, scheduling.go, admission_quota.go, rbac_escalation.go), the Service IP and port allocators
+// plugins (admission.go, admission_node.go, scheduling.go, admission_quota.go, rbac_escalation.go), the Service IP and port allocators
 // (allocator.go), the metrics API (metrics.go) and the objects a new cluster
 // starts with (bootstrap.go).
 //
@@ -213,6 +213,29 @@ type Admission func(ctx context.Context, op Operation, res *Resource, obj, old r
 // Operation is what a request does, for admission.
 type Operation string
 
+type subresourceKey struct{}
+
+// SubresourceOf is, for an admission plugin, the subresource of the write
+// it checks: "" for the object itself, "status" for a status update,
+// "eviction" for a pods/eviction (upstream's
+// admission.Attributes.GetSubresource). Plugins about an object's spec
+// skip subresource writes, as upstream's ResourceQuota does; NodeRestriction
+// tells a kubelet's pods/status from its pods.
+func SubresourceOf(ctx context.Context) string {
+	sub, _ := ctx.Value(subresourceKey{}).(string)
+	return sub
+}
+
+// withSubresource marks ctx as a write of sub. Every entry of the store
+// sets it, so a write the registry makes on behalf of another (ResourceQuota
+// charging a quota's status while it admits a pod) carries its own.
+func withSubresource(ctx context.Context, sub string) context.Context {
+	if SubresourceOf(ctx) == sub {
+		return ctx
+	}
+	return context.WithValue(ctx, subresourceKey{}, sub)
+}
+
 // Operations.
 const (
 	Create Operation = "CREATE"
@@ -306,7 +329,7 @@ func New(cfg Config) (*Registry, error) {
 
 // Register adds a resource and returns its store.
 func (r *Registry) Register(res *Resource) *Store {
-	s := &Store{Resource: res, reg: r}
+	s := &Store{Resource: res, reg: r, gone: make(chan struct{})}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// A resource served in a second version (autoscaling/v1 beside v2)
@@ -322,9 +345,11 @@ func (r *Registry) Register(res *Resource) *Store {
 }
 
 // Unregister stops serving one version of a resource: discovery, the REST
-// paths and the OpenAPI documents drop it at once. Its objects stay in the
-// store (the apiextensions controller deletes a CRD's objects before it
-// unregisters them). It reports whether the version was served.
+// paths and the OpenAPI documents drop it at once, and every open watch of
+// it ends (its result channel closes, as when upstream's crdHandler tears
+// down a CRD's storage: clients watch again, and find it gone). Its objects
+// stay in the store (the apiextensions controller deletes a CRD's objects
+// before it unregisters them). It reports whether the version was served.
 func (r *Registry) Unregister(gvr schema.GroupVersionResource) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -332,6 +357,7 @@ func (r *Registry) Unregister(gvr schema.GroupVersionResource) bool {
 	if !ok {
 		return false
 	}
+	s.destroy()
 	delete(r.byVersion, gvr)
 	delete(r.byKind, s.Resource.GroupVersionKind())
 	for i, o := range r.order {
@@ -424,7 +450,15 @@ type Store struct {
 	Resource *Resource
 	reg      *Registry
 	decoded  decodedCache // see storage.go
+
+	// gone is closed when the store stops being served (Unregister): its
+	// open watches end, as upstream's storage teardown ends them.
+	gone     chan struct{}
+	goneOnce sync.Once
 }
+
+// destroy ends the store's open watches; it may be called more than once.
+func (s *Store) destroy() { s.goneOnce.Do(func() { close(s.gone) }) }
 
 // Key returns the store key of an object: /registry/pods/default/web-1, or
 // /registry/minions/node-1 for cluster-scoped resources.
@@ -477,7 +511,7 @@ type CreateOptions struct {
 
 // Create stores a new object in namespace and returns it as stored.
 func (s *Store) Create(ctx context.Context, namespace string, obj runtime.Object, opts CreateOptions) (runtime.Object, error) {
-	ctx = withDryRun(ctx, opts.DryRun)
+	ctx = withSubresource(withDryRun(ctx, opts.DryRun), "")
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -580,6 +614,14 @@ func (s *Store) admit(ctx context.Context, op Operation, obj, old runtime.Object
 	chain := s.reg.admission
 	s.reg.mu.RUnlock()
 	return s.admitChain(ctx, chain, op, obj, old)
+}
+
+// Admit runs the validating admission chain for a write to a subresource
+// that the API server serves itself before it changes anything, as
+// upstream's handlers admit a pods/eviction (obj, a policy/v1 Eviction)
+// before the eviction's own checks run.
+func (s *Store) Admit(ctx context.Context, op Operation, subresource string, obj, old runtime.Object) error {
+	return s.admit(withSubresource(ctx, subresource), op, obj, old)
 }
 
 func (s *Store) admitChain(ctx context.Context, chain []Admission, op Operation, obj, old runtime.Object) error {
@@ -705,7 +747,7 @@ type UpdateOptions struct {
 // stored one, or the answer is 409 Conflict; an empty one updates whatever is
 // current (upstream allows unconditional updates for most resources).
 func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptions) (runtime.Object, error) {
-	ctx = withDryRun(ctx, opts.DryRun)
+	ctx = withSubresource(withDryRun(ctx, opts.DryRun), opts.Subresource)
 	if err := s.checkKind(obj); err != nil {
 		return nil, err
 	}
@@ -955,6 +997,7 @@ func (s *Store) Delete(ctx context.Context, namespace, name string, opts *metav1
 		opts = &metav1.DeleteOptions{}
 	}
 	dryRun := len(opts.DryRun) > 0
+	ctx = withSubresource(ctx, "")
 	ctx, err := s.hold(ctx, "delete", "", namespace, name)
 	if err != nil {
 		return nil, false, err

@@ -13,9 +13,9 @@ import (
 
 // Default returns a registry with every resource kubetab serves and the
 // admission plugins kube-apiserver enables by default that matter here:
-// NamespaceLifecycle, ServiceAccount, Priority, LimitRanger and ResourceQuota
-// (see admission.go and admission_quota.go), and RBAC's escalation check
-// (rbac_escalation.go).
+// NamespaceLifecycle, ServiceAccount, Priority, NodeRestriction, LimitRanger
+// and ResourceQuota (see admission.go, admission_node.go and
+// admission_quota.go), and RBAC's escalation check (rbac_escalation.go).
 func Default(cfg Config) (*Registry, error) {
 	r, err := New(cfg)
 	if err != nil {
@@ -27,6 +27,8 @@ func Default(cfg Config) (*Registry, error) {
 	r.AddMutatingAdmission(r.namespaceLifecycle)
 	r.AddMutatingAdmission(r.admitServiceAccount)
 	r.AddMutatingAdmission(r.admitPodPriority)
+	// NodeRestriction, first of the validating phase (admission_node.go).
+	r.AddAdmission(r.admitNodeRestriction)
 	r.AddAdmission(r.admitPriorityClass)
 	// LimitRanger and ResourceQuota (admission_quota.go); quota runs last.
 	r.AddMutatingAdmission(r.admitLimitRanger)

@@ -30,3 +30,7 @@ func (s *Store) Matches(obj runtime.Object, opts ListOptions) bool { return s.ma
 func (s *Store) WatchEvent(ev store.Event, opts ListOptions) (out watch.Event, ok bool, err error) {
 	return s.convert(ev, opts)
 }
+
+// Gone is closed once the store is no longer served (Registry.Unregister):
+// a watch the API server streams from the store's prefix ends then.
+func (s *Store) Gone() <-chan struct{} { return s.gone }

@@ -96,10 +96,17 @@ func (w *resultWatcher) run(ctx context.Context, s *Store, sw *store.Watcher, op
 			return
 		}
 	}
+	// Once the store is no longer served the watch ends, after the changes
+	// made before: the store's Progress event at that revision follows
+	// them all.
+	gone, endRev := (<-chan struct{})(s.gone), int64(0)
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-gone:
+			gone, endRev = nil, s.reg.kv.Revision()
+			sw.RequestProgress()
 		case ev, ok := <-sw.ResultChan():
 			if !ok {
 				if err := sw.Err(); err != nil {
@@ -107,6 +114,9 @@ func (w *resultWatcher) run(ctx context.Context, s *Store, sw *store.Watcher, op
 					// apiserver does when its watch cache drops a watcher.
 					w.send(ctx, watch.Event{Type: watch.Error, Object: &apierrors.NewResourceExpired(err.Error()).ErrStatus})
 				}
+				return
+			}
+			if ev.Type == store.Progress && gone == nil && ev.Revision() >= endRev {
 				return
 			}
 			out, ok, err := s.convert(ev, opts)

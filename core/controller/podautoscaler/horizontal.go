@@ -383,13 +383,14 @@ func (c *Controller) computeReplicasForMetric(ctx context.Context, hpa *autoscal
 	if container != "" {
 		what = "container resource"
 	}
-	api := c.client.Registry().Metrics()
-	if api == nil {
+	if c.client.Registry().Metrics() == nil {
 		return 0, "", autoscalingv2.MetricStatus{}, failed, fmt.Errorf("failed to get %s utilization: unable to get metrics for resource %s: the resource metrics API (metrics.k8s.io) is not served", res, res)
 	}
-	samples, err := api.ListPods(ctx, hpa.Namespace, selector, nil)
+	// As the controller's metrics client: authorized as its own account
+	// (list pods.metrics.k8s.io), like every other request it makes.
+	samples, err := c.client.ListPodMetrics(ctx, hpa.Namespace, selector)
 	if err != nil {
-		return 0, "", autoscalingv2.MetricStatus{}, failed, fmt.Errorf("failed to get %s utilization: unable to get metrics for resource %s: %v", res, res, err)
+		return 0, "", autoscalingv2.MetricStatus{}, failed, fmt.Errorf("failed to get %s utilization: unable to get metrics for resource %s: unable to fetch metrics from resource metrics API: %v", res, res, err)
 	}
 	var pods []*corev1.Pod
 	for _, p := range c.pods.List() {

@@ -14,6 +14,7 @@ import (
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/kubetab/kubetab/core/apiserver/authz"
 	"github.com/kubetab/kubetab/core/apiserver/registry"
 	"github.com/kubetab/kubetab/core/client"
 	"github.com/kubetab/kubetab/core/store"
@@ -318,5 +319,51 @@ func TestBehaviorPolicies(t *testing.T) {
 	// No scale-down window: 100 % per 15 s lets it fall at once.
 	if got := ctl.normalizeDesiredReplicasWithBehaviors(h, "default/h", 4, 1, 1); got != 1 {
 		t.Errorf("scale down with a zero window: %d", got)
+	}
+}
+
+// refuseMetrics is an authorizer that allows everything but the resource
+// metrics API.
+type refuseMetrics struct{}
+
+func (refuseMetrics) Authorize(ctx context.Context, a authz.Attributes) (authz.Decision, string, error) {
+	if a.APIGroup == registry.MetricsGroupVersion.Group {
+		return authz.DecisionNoOpinion, "", nil
+	}
+	return authz.DecisionAllow, "", nil
+}
+
+// The metrics reads are the controller's own requests, authorized like
+// the others: refused, the HPA says so in ScalingActive.
+func TestMetricsReadsAreAuthorized(t *testing.T) {
+	e := newEnv(t)
+	e.readyPod("web-a")
+	e.usage(200, "web-a")
+	u := &authz.User{Name: "system:serviceaccount:kube-system:horizontal-pod-autoscaler", Groups: []string{authz.GroupAuthenticated}}
+	ctl, err := New(Config{Client: client.New(e.reg, Component).As(client.Identity{User: u, Authorizer: refuseMetrics{}}), Clock: e.clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ctl.Run(e.ctx)
+	fifty, one := int32(50), int32(1)
+	_, err = client.For[*autoscalingv2.HorizontalPodAutoscaler](e.c, "autoscaling", "horizontalpodautoscalers").Create(e.ctx, &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			MinReplicas:    &one, MaxReplicas: 10,
+			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &fifty}}}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `False FailedGetResourceMetric the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: ` +
+		`unable to fetch metrics from resource metrics API: pods.metrics.k8s.io is forbidden: User "system:serviceaccount:kube-system:horizontal-pod-autoscaler" cannot list resource "pods" in API group "metrics.k8s.io" in the namespace "default"`
+	e.until("ScalingActive False", func() (bool, string) {
+		got := condition(e.hpa(), autoscalingv2.ScalingActive)
+		return got == want, got
+	})
+	if e.replicas() != 1 {
+		t.Errorf("scaled to %d without metrics", e.replicas())
 	}
 }

@@ -1,6 +1,7 @@
 package podutil
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -33,5 +34,40 @@ func TestUpdatePodCondition(t *testing.T) {
 	}
 	if GetPodCondition(&st, corev1.PodReady) != nil || GetPodCondition(&st, corev1.PodScheduled) == nil {
 		t.Fatal("GetPodCondition")
+	}
+}
+
+// The visitors find every direct reference, in every kind of container,
+// and skip empty names.
+func TestVisitPodSecretAndConfigmapNames(t *testing.T) {
+	ref := func(n string) corev1.LocalObjectReference { return corev1.LocalObjectReference{Name: n} }
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		ImagePullSecrets: []corev1.LocalObjectReference{ref("pull"), ref("")},
+		InitContainers:   []corev1.Container{{EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: ref("init-cm")}}}}},
+		EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Env: []corev1.EnvVar{{Name: "A",
+			ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: ref("debug"), Key: "k"}}}}}}},
+		Volumes: []corev1.Volume{
+			{Name: "csi", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d", NodePublishSecretRef: &corev1.LocalObjectReference{Name: "csi"}}}},
+			{Name: "p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{Secret: &corev1.SecretProjection{LocalObjectReference: ref("proj")}}, {ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: ref("proj-cm")}}}}}},
+			{Name: "cm", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: ref("vol-cm")}}},
+		},
+	}}
+	collect := func(visit func(*corev1.Pod, func(string) bool) bool) []string {
+		var got []string
+		visit(pod, func(n string) bool { got = append(got, n); return true })
+		return got
+	}
+	if got, want := fmt.Sprint(collect(VisitPodSecretNames)), "[pull debug csi proj]"; got != want {
+		t.Errorf("secrets %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(collect(VisitPodConfigmapNames)), "[init-cm proj-cm vol-cm]"; got != want {
+		t.Errorf("configmaps %s, want %s", got, want)
+	}
+	if VisitPodSecretNames(pod, func(string) bool { return false }) {
+		t.Error("a visit that stops reported it visited all")
+	}
+	if !VisitPodSecretNames(&corev1.Pod{}, func(string) bool { return false }) {
+		t.Error("a pod with no secrets stopped the visit")
 	}
 }
