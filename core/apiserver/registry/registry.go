@@ -776,10 +776,10 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 		// A no-op update writes nothing and keeps the resourceVersion: like
 		// etcd3's GuaranteedUpdate, compare what would be stored, so a body
 		// that differs only in encoding (an empty list where the stored
-		// object has none) is no change.
-		if reflect.DeepEqual(updated, old) {
-			return old, nil
-		}
+		// object has none) is no change. (No deep comparison first: equal
+		// objects have equal encodings, and most updates change something,
+		// which such a comparison finds only after walking the metadata
+		// and the spec.)
 		data, err := s.encode(updated)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
