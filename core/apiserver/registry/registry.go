@@ -149,6 +149,16 @@ type Strategy interface {
 	Fields(obj runtime.Object) fields.Set
 }
 
+// LazyFields is implemented by strategies whose objects are matched
+// against field selectors on a hot path (every pod event, for each
+// kubelet's watch of spec.nodeName=<its node>): the same fields as Fields,
+// each read when a selector asks for it, instead of a map of all of them
+// built for every match. (Upstream's watch cache gets there with its
+// spec.nodeName trigger, which skips the watchers of other nodes.)
+type LazyFields interface {
+	FieldsOf(obj runtime.Object) fields.Fields
+}
+
 // GracefulDeleter is implemented by strategies of resources that are not
 // deleted at once (pods). It returns the grace period to wait, and false when
 // the object should go at once.
@@ -657,7 +667,13 @@ func (s *Store) matches(obj runtime.Object, opts ListOptions) bool {
 		}
 	}
 	if opts.FieldSelector != nil && !opts.FieldSelector.Empty() {
-		if !opts.FieldSelector.Matches(s.Resource.Strategy.Fields(obj)) {
+		var f fields.Fields
+		if lf, ok := s.Resource.Strategy.(LazyFields); ok {
+			f = lf.FieldsOf(obj)
+		} else {
+			f = s.Resource.Strategy.Fields(obj)
+		}
+		if !opts.FieldSelector.Matches(f) {
 			return false
 		}
 	}
