@@ -95,7 +95,7 @@ func (c *Cluster) adoptSnapshotNodes() error {
 			}
 			continue
 		}
-		obj, err := s.DecodeValue(kv)
+		obj, err := s.DecodeCurrent(kv) // shared, read only here
 		if err != nil {
 			return fmt.Errorf("key %s: %w", kv.Key, err)
 		}

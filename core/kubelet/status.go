@@ -41,14 +41,20 @@ func (kl *Kubelet) syncStatus(ctx context.Context, pod *corev1.Pod, podIsTermina
 	// reason.
 	pod = kl.newerWritten(pod)
 	for attempt := 0; ; attempt++ {
+		// A status of its own (generateAPIPodStatus shares nothing with
+		// pod), kept as the last one generated and sent; neither changes it.
 		status := kl.generateAPIPodStatus(pod, podIsTerminal)
-		kl.storeStatus(pod.UID, *status.DeepCopy())
+		kl.storeStatus(pod.UID, status)
 		if equality.Semantic.DeepEqual(pod.Status, status) {
 			return pod, nil
 		}
-		p := pod.DeepCopy()
+		// The request: the cached pod's metadata and spec with the new
+		// status. A shallow copy is enough: the API server reads the
+		// request and stores a copy of its own (upstream decodes one from
+		// the request's body), so the cache's pod is never written.
+		p := *pod
 		p.Status = status
-		updated, err := kl.client.Pods().UpdateStatus(ctx, p)
+		updated, err := kl.client.Pods().UpdateStatus(ctx, &p)
 		switch {
 		case err == nil:
 			kl.storeWritten(updated, pod.ResourceVersion)

@@ -99,6 +99,49 @@ func (podStrategy) Fields(obj runtime.Object) fields.Set {
 	return f
 }
 
+// FieldsOf implements LazyFields.
+func (podStrategy) FieldsOf(obj runtime.Object) fields.Fields { return podFields{obj.(*corev1.Pod)} }
+
+// podFields are Fields' fields of a pod, read one at a time.
+type podFields struct{ pod *corev1.Pod }
+
+func (f podFields) Has(field string) bool {
+	_, ok := f.get(field)
+	return ok
+}
+
+func (f podFields) Get(field string) string {
+	v, _ := f.get(field)
+	return v
+}
+
+func (f podFields) get(field string) (string, bool) {
+	p := f.pod
+	switch field {
+	case "metadata.name":
+		return p.Name, true
+	case "metadata.namespace":
+		return p.Namespace, p.Namespace != ""
+	case "spec.nodeName":
+		return p.Spec.NodeName, true
+	case "spec.restartPolicy":
+		return string(p.Spec.RestartPolicy), true
+	case "spec.schedulerName":
+		return p.Spec.SchedulerName, true
+	case "spec.serviceAccountName":
+		return p.Spec.ServiceAccountName, true
+	case "spec.hostNetwork":
+		return fmt.Sprint(p.Spec.HostNetwork), true
+	case "status.phase":
+		return string(p.Status.Phase), true
+	case "status.podIP":
+		return p.Status.PodIP, true
+	case "status.nominatedNodeName":
+		return p.Status.NominatedNodeName, true
+	}
+	return "", false
+}
+
 // GracePeriod implements GracefulDeleter: a pod on a node gets its
 // terminationGracePeriodSeconds so the kubelet can stop it; a pod that never
 // reached a node, or has finished, goes at once.

@@ -149,6 +149,16 @@ type Strategy interface {
 	Fields(obj runtime.Object) fields.Set
 }
 
+// LazyFields is implemented by strategies whose objects are matched
+// against field selectors on a hot path (every pod event, for each
+// kubelet's watch of spec.nodeName=<its node>): the same fields as Fields,
+// each read when a selector asks for it, instead of a map of all of them
+// built for every match. (Upstream's watch cache gets there with its
+// spec.nodeName trigger, which skips the watchers of other nodes.)
+type LazyFields interface {
+	FieldsOf(obj runtime.Object) fields.Fields
+}
+
 // GracefulDeleter is implemented by strategies of resources that are not
 // deleted at once (pods). It returns the grace period to wait, and false when
 // the object should go at once.
@@ -699,7 +709,13 @@ func (s *Store) matches(obj runtime.Object, opts ListOptions) bool {
 		}
 	}
 	if opts.FieldSelector != nil && !opts.FieldSelector.Empty() {
-		if !opts.FieldSelector.Matches(s.Resource.Strategy.Fields(obj)) {
+		var f fields.Fields
+		if lf, ok := s.Resource.Strategy.(LazyFields); ok {
+			f = lf.FieldsOf(obj)
+		} else {
+			f = s.Resource.Strategy.Fields(obj)
+		}
+		if !opts.FieldSelector.Matches(f) {
 			return false
 		}
 	}
@@ -818,10 +834,10 @@ func (s *Store) Update(ctx context.Context, obj runtime.Object, opts UpdateOptio
 		// A no-op update writes nothing and keeps the resourceVersion: like
 		// etcd3's GuaranteedUpdate, compare what would be stored, so a body
 		// that differs only in encoding (an empty list where the stored
-		// object has none) is no change.
-		if reflect.DeepEqual(updated, old) {
-			return old, nil
-		}
+		// object has none) is no change. (No deep comparison first: equal
+		// objects have equal encodings, and most updates change something,
+		// which such a comparison finds only after walking the metadata
+		// and the spec.)
 		data, err := s.encode(updated)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)

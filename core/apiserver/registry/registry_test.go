@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -466,5 +467,40 @@ func TestCreateInvalid(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPodLazyFields: FieldsOf a pod has exactly Fields' fields and values.
+func TestPodLazyFields(t *testing.T) {
+	pods := []*corev1.Pod{
+		{},
+		{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default"},
+			Spec: corev1.PodSpec{NodeName: "node-1", RestartPolicy: corev1.RestartPolicyAlways, SchedulerName: "default-scheduler",
+				ServiceAccountName: "default", HostNetwork: true},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.1.2", NominatedNodeName: "node-2"}},
+	}
+	var s podStrategy
+	for _, p := range pods {
+		want, got := s.Fields(p), s.FieldsOf(p)
+		for k, v := range want {
+			if !got.Has(k) || got.Get(k) != v {
+				t.Errorf("%q of %q: Has %v, Get %q; want %q", k, p.Name, got.Has(k), got.Get(k), v)
+			}
+		}
+		for _, k := range []string{"metadata.namespace", "spec.nodename", "status.hostIP", ""} {
+			if _, ok := want[k]; !ok && got.Has(k) {
+				t.Errorf("%q of %q: Has, but Fields has no such field", k, p.Name)
+			}
+		}
+		// Every field selector matches both the same way.
+		for _, sel := range []string{"spec.nodeName=node-1", "spec.nodeName!=node-1", "status.phase=Running,metadata.name=web-1", "metadata.namespace=", "spec.hostNetwork=true"} {
+			fs, err := fields.ParseSelector(sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fs.Matches(want) != fs.Matches(got) {
+				t.Errorf("%s on %q: %v with Fields, %v with FieldsOf", sel, p.Name, fs.Matches(want), fs.Matches(got))
+			}
+		}
 	}
 }

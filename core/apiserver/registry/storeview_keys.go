@@ -28,6 +28,14 @@ func (s *Store) DecodeValue(kv store.KeyValue) (k8sruntime.Object, error) {
 	return s.decodeFresh(kv)
 }
 
+// DecodeCurrent decodes a key's current value (from the store's List or
+// Get) through the decoded cache, where the components' first lists find
+// it: checking a restored snapshot's keys thus decodes each of them once
+// for the whole cluster. The object is shared: read it, never modify it.
+func (s *Store) DecodeCurrent(kv store.KeyValue) (k8sruntime.Object, error) {
+	return s.decodeShared(kv)
+}
+
 // DecodeYAML decodes a stored key's value to the YAML of its object, with
 // apiVersion, kind and the resourceVersion the key's mod revision: what
 // the console's `etcdctl get KEY --decode` prints.

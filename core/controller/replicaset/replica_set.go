@@ -27,7 +27,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -266,8 +268,13 @@ func (rsc *Controller) Reconcile(ctx context.Context, key string) error {
 	if err != nil {
 		return nil // validation prevents this; retrying would not help
 	}
+	// The namespace's pods as the cache lists them, unsorted, as
+	// upstream's lister gives them: a sync of a ReplicaSet of 300 pods,
+	// which every status change of one of them brings, would otherwise sort
+	// 300 names. What depends on their order is ordered where it happens:
+	// Claim adopts and releases by name, and a scale-down ranks the pods
+	// from their order by name (getPodsToDelete).
 	allPods := rsc.podInformer.ByIndex(controller.NamespaceIndex, namespace)
-	sortPodsByName(allPods)
 	active, err := rsc.claimPods(ctx, rs, selector, controller.FilterActivePods(allPods))
 	if err != nil {
 		return err
@@ -293,7 +300,7 @@ func (rsc *Controller) Reconcile(ctx context.Context, key string) error {
 }
 
 func sortPodsByName(pods []*corev1.Pod) {
-	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 }
 
 func (rsc *Controller) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, selector labels.Selector, pods []*corev1.Pod) ([]*corev1.Pod, error) {
@@ -334,6 +341,7 @@ func (rsc *Controller) manageReplicas(ctx context.Context, active []*corev1.Pod,
 		return err
 	case diff > 0:
 		diff = min(diff, rsc.burst)
+		sortPodsByName(active) // pods that rank the same go in the same order whatever the cache's
 		toDelete := getPodsToDelete(active, rsc.relatedPods(rs), diff, rsc.clock.Now())
 		keys := make([]string, len(toDelete))
 		for i, p := range toDelete {

@@ -390,7 +390,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 	}
 	c.env = append(c.env, cfg.Env...)
 
-	c.root = newRootFS(ni.files, cfg.Files, cfg.Mounts)
+	c.root = ni.rootFS(cfg.Files, cfg.Mounts)
 	if c.workDir != "/" {
 		c.root.mkdirAll(c.workDir, 0o755)
 	}

@@ -270,6 +270,15 @@ type nodeImage struct {
 	status ImageStatus
 	module *cachedModule // the image's program, compiled
 	files  []File        // every file of the image, the program included
+
+	layerOnce sync.Once
+	layer     *imageLayer // files laid out (rootfs.go), on the first container's creation
+}
+
+// rootFS returns a new root for a container of the image.
+func (ni *nodeImage) rootFS(files []File, mounts []Mount) *MemDir {
+	ni.layerOnce.Do(func() { ni.layer = newImageLayer(ni.files) })
+	return ni.layer.rootFS(files, mounts)
 }
 
 // PullImage makes an image present on this node: it resolves ref through the

@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
@@ -64,6 +65,23 @@ var rootDirs = []string{"bin", "dev", "etc", "home", "proc", "root", "tmp", "usr
 // the image's files (shared, copy on write), the kubelet's files, and a
 // directory at every mount path, so that `ls /` lists the mounts.
 func newRootFS(imageFiles []File, files []File, mounts []Mount) *MemDir {
+	return newImageLayer(imageFiles).rootFS(files, mounts)
+}
+
+// imageLayer is an image's files laid out once, with the directories every
+// root has: the lower layer an overlay snapshotter unpacks once per image
+// and node, which every container of the image starts from. Each
+// container's root is a copy of its tree (nodes and directories of its
+// own, the files' bytes shared until written: see memNode.own), made in a
+// walk instead of laying out some fifty paths again at every start. An
+// imageLayer is never modified after newImageLayer.
+type imageLayer struct {
+	root    *memNode
+	nextIno uint64 // the tree's next inode number: a container's own files follow
+	size    int64
+}
+
+func newImageLayer(imageFiles []File) *imageLayer {
 	d := NewMemDir()
 	for _, dir := range rootDirs {
 		d.mkdirAll(dir, 0o755)
@@ -81,6 +99,15 @@ func newRootFS(imageFiles []File, files []File, mounts []Mount) *MemDir {
 		byPath[f.Path] = f
 		d.putFile(f, true)
 	}
+	return &imageLayer{root: d.root, nextIno: d.t.nextIno, size: d.t.size}
+}
+
+// rootFS returns a new container root: a copy of the layer, then the
+// kubelet's files and the mount points. The inode numbers are the ones a
+// root laid out from scratch would have.
+func (l *imageLayer) rootFS(files []File, mounts []Mount) *MemDir {
+	d := &MemDir{t: &memTree{nextIno: l.nextIno, size: l.size}}
+	d.root = l.root.clone(time.Now().UnixNano())
 	for _, f := range files {
 		d.putFile(f, false)
 	}
@@ -88,6 +115,21 @@ func newRootFS(imageFiles []File, files []File, mounts []Mount) *MemDir {
 		d.mkdirAll(m.ContainerPath, 0o755)
 	}
 	return d
+}
+
+// clone copies the tree under n, every node stamped with now; files keep
+// sharing their bytes (a shared file stays shared: the copy's first write
+// copies it up).
+func (n *memNode) clone(now int64) *memNode {
+	c := *n
+	c.atim, c.mtim, c.ctim = now, now, now
+	if n.children != nil {
+		c.children = make(map[string]*memNode, len(n.children))
+		for name, child := range n.children {
+			c.children[name] = child.clone(now)
+		}
+	}
+	return &c
 }
 
 // mkdirAll makes p and its parents; a file in the way is replaced by a

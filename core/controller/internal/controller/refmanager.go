@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -84,54 +85,78 @@ func (m *RefManager) canAdopt(ctx context.Context) error {
 // updates through res. Adoption and release are compare-and-swap updates
 // from the cached object: a stale cache is a 409 Conflict, returned so the
 // controller retries. The objects that could be claimed are returned even
-// when some failed.
+// when some failed, in the order of objs.
+//
+// The adoptions and releases are made in the order of the objects' names,
+// whatever the order of objs: a controller may pass an informer's list as
+// it comes (upstream's do) instead of sorting it at every sync, and the same
+// cache still means the same writes in the same order.
 func Claim[T Object](ctx context.Context, m *RefManager, res client.Resource[T], objs []T) ([]T, error) {
-	var claimed []T
-	var errs []error
-	for _, obj := range objs {
-		ok, err := m.claim(ctx, obj,
-			func(ctx context.Context) error { return adopt(ctx, m, res, obj) },
-			func(ctx context.Context) error { return release(ctx, m, res, obj) })
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	actions := make([]claimAction, len(objs))
+	var writes []int // indexes of the objects to adopt or release
+	for i, obj := range objs {
+		actions[i] = m.classify(obj)
+		if actions[i] == adoptIt || actions[i] == releaseIt {
+			writes = append(writes, i)
 		}
-		if ok {
+	}
+	sort.SliceStable(writes, func(a, b int) bool { return objs[writes[a]].GetName() < objs[writes[b]].GetName() })
+	var errs []error
+	for _, i := range writes {
+		obj := objs[i]
+		var err error
+		if actions[i] == adoptIt {
+			if err = adopt(ctx, m, res, obj); err == nil {
+				actions[i] = keep
+			}
+		} else {
+			err = release(ctx, m, res, obj)
+		}
+		if actions[i] != keep {
+			actions[i] = ignore
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err) // gone meanwhile: nothing to claim
+		}
+	}
+	var claimed []T
+	for i, obj := range objs {
+		if actions[i] == keep {
 			claimed = append(claimed, obj)
 		}
 	}
 	return claimed, errors.Join(errs...)
 }
 
-func (m *RefManager) claim(ctx context.Context, obj metav1.Object, adopt, release func(context.Context) error) (bool, error) {
+// claimAction is what Claim does with one object: see RefManager's table.
+type claimAction uint8
+
+const (
+	ignore claimAction = iota
+	keep
+	adoptIt
+	releaseIt
+)
+
+func (m *RefManager) classify(obj metav1.Object) claimAction {
 	match := m.Selector.Matches(labels.Set(obj.GetLabels()))
 	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
-		if ref.UID != m.Controller.GetUID() {
-			return false, nil // owned by someone else
+		switch {
+		case ref.UID != m.Controller.GetUID():
+			return ignore // owned by someone else
+		case match:
+			return keep // ours, even while we are being deleted
+		case m.Controller.GetDeletionTimestamp() != nil:
+			return ignore
 		}
-		if match {
-			return true, nil // ours, even while we are being deleted
-		}
-		if m.Controller.GetDeletionTimestamp() != nil {
-			return false, nil
-		}
-		if err := release(ctx); err != nil && !apierrors.IsNotFound(err) {
-			return false, err
-		}
-		return false, nil
+		return releaseIt
 	}
 	// An orphan.
 	if m.Controller.GetDeletionTimestamp() != nil || !match || obj.GetDeletionTimestamp() != nil ||
 		(m.Controller.GetNamespace() != "" && m.Controller.GetNamespace() != obj.GetNamespace()) {
-		return false, nil
+		return ignore
 	}
-	if err := adopt(ctx); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return false, err
-	}
-	return true, nil
+	return adoptIt
 }
 
 func adopt[T Object](ctx context.Context, m *RefManager, res client.Resource[T], obj T) error {

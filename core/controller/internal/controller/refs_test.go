@@ -84,3 +84,84 @@ func TestResolveControllerRefAndSelecting(t *testing.T) {
 		t.Errorf("an empty selector selected %v; it must match nothing", names(got))
 	}
 }
+
+// TestClaimOrder: Claim keeps the objects of the controller and adopts the
+// matching orphans in the order it is given them, but writes (adoptions
+// and releases) in the order of their names, whatever that order is.
+func TestClaimOrder(t *testing.T) {
+	ctx := context.Background()
+	reg, err := registry.Default(registry.Config{Store: store.New(store.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Bootstrap(ctx, registry.BootstrapConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(reg, "test")
+	labels := map[string]string{"app": "web"}
+	rs, err := c.ReplicaSets().Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "hello"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kind := appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+	ours := []metav1.OwnerReference{*metav1.NewControllerRef(rs, kind)}
+	theirs := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "x", UID: "other", Controller: ptr(true)}}
+	pod := func(name string, lbls map[string]string, refs []metav1.OwnerReference) *corev1.Pod {
+		p, err := c.Pods().Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: lbls, OwnerReferences: refs},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "hello"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// Given in no order: orphans c, a, b; d ours; e ours but no longer
+	// matching; f another's.
+	given := []*corev1.Pod{pod("c", labels, nil), pod("d", labels, ours), pod("a", labels, nil), pod("f", labels, theirs),
+		pod("e", map[string]string{"app": "db"}, ours), pod("b", labels, nil)}
+	sel, _ := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+	claimed, err := Claim(ctx, &RefManager{Controller: rs, ControllerKind: kind, Selector: sel}, c.Pods(), given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range claimed {
+		got = append(got, p.Name)
+	}
+	if want := []string{"c", "d", "a", "b"}; !slicesEqual(got, want) {
+		t.Errorf("claimed %v, want %v (the order given)", got, want)
+	}
+	// The writes' revisions follow the names: a, b, c adopted, then e released.
+	var revs []string
+	for _, name := range []string{"a", "b", "c", "e"} {
+		p, err := c.Pods().Get(ctx, "default", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref := metav1.GetControllerOf(p); (ref != nil && ref.UID == rs.UID) != (name != "e") {
+			t.Errorf("%s: controller %v", name, ref)
+		}
+		revs = append(revs, p.ResourceVersion)
+	}
+	for i := 1; i < len(revs); i++ {
+		if len(revs[i]) < len(revs[i-1]) || (len(revs[i]) == len(revs[i-1]) && revs[i] <= revs[i-1]) {
+			t.Errorf("written at revisions %v for a, b, c, e: not in name order", revs)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func slicesEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
