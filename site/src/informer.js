@@ -114,11 +114,10 @@ export class Informer {
           this.items.delete(Informer.key(obj));
           changed = true;
         }
-        // A batch from the worker can hold hundreds of events: tell the
-        // panels what is parsed and give the page a turn (pace.js).
+        // A batch from the worker can hold hundreds of events: give the
+        // page a turn (pace.js). The panels hear of the change once, at the
+        // end of the chunk: each onChange may redraw a thousand rows.
         if (due()) {
-          if (changed) this.onChange(this.items, this.state);
-          changed = false;
           await yieldTask();
           if (this.stopped) return rv;
         }

@@ -105,7 +105,7 @@ test('an ERROR event relists; a failed request backs off and relists', async () 
 // A batch of thousands of events in one chunk is parsed over several tasks
 // (pace.js), so the page gets turns in between: a message posted before the
 // chunk arrives is handled while the chunk is still being applied, and the
-// panels see the items in parts, all of them in the end.
+// panels see all of them in the end.
 test('a huge chunk is applied across several tasks', async () => {
   const events = [];
   for (let i = 0; i < 20000; i++) events.push({ type: 'ADDED', object: pod(`p${i}`, 11 + i) });
@@ -127,6 +127,5 @@ test('a huge chunk is applied across several tasks', async () => {
   await waitFor(() => inf.items.size === 20000, 'all 20000 pods');
   inf.stop();
   assert.ok(turnAt >= 0 && turnAt < 20000, `the other task ran at ${turnAt} of 20000 items`);
-  assert.ok(seenSizes.length > 1, `onChange was called ${seenSizes.length} times`);
   assert.equal(seenSizes.at(-1), 20000);
 });
