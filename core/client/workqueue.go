@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
-
-	"github.com/kubetab/kubetab/core/eventloop"
 )
 
 // Queue is a work queue of keys, with the guarantees controllers rely on
@@ -125,9 +123,6 @@ func (q *Queue[T]) Len() int {
 // Get blocks until an item is available and returns it; false when the queue
 // is shut down or ctx is done. Call Done(item) when finished with it.
 func (q *Queue[T]) Get(ctx context.Context) (T, bool) {
-	// Between two keys a worker holds no lock: in the browser, the point to
-	// give the event loop its turn when one is due (core/eventloop).
-	eventloop.MaybeTurn()
 	for {
 		q.mu.Lock()
 		if len(q.queue) > 0 {
