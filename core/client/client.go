@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubetab/kubetab/core/apiserver/registry"
+	"github.com/kubetab/kubetab/core/eventloop"
 	"github.com/kubetab/kubetab/core/trace"
 )
 
@@ -253,6 +254,13 @@ func (c *Client) Bind(ctx context.Context, b *corev1.Binding) error {
 // the response when the request had only generateName. A refused call
 // returns the 403 (already recorded as the response).
 func (r Resource[T]) call(ctx context.Context, verb, subresource, namespace, name string) (context.Context, func(code int, err error, created ...runtime.Object), error) {
+	// In the browser every goroutine shares one thread, and a call here is
+	// a function call, not a network round trip: a controller creating 500
+	// pods in a burst would never block, and the worker would not read the
+	// page's messages until it was done. Each call is a point where the
+	// thread goes back to the event loop once it has been held for
+	// eventloop.Slice (nothing natively).
+	eventloop.MaybeTurn()
 	// The mark of a component's call: step mode holds these writes
 	// (registry/step.go); the learner's HTTP requests carry none.
 	ctx = registry.AsComponent(ctx, r.component)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/kubetab/kubetab/core/eventloop"
 )
 
 // Queue is a work queue of keys, with the guarantees controllers rely on
@@ -30,6 +32,53 @@ type Queue[T comparable] struct {
 	failures   map[T]int
 	shutdown   bool
 	wake       chan struct{} // capacity 1
+
+	tracked sync.Once // joins the Work of the first Get's context
+}
+
+// Work is the set of work queues whose workers run under one context: a
+// cluster's controllers and kubelets (WithWork). It answers whether all of
+// them are idle, so a cluster can say it has settled after its start:
+// every controller has listed what it watches and done the work the lists
+// gave it. Upstream has no counterpart; its controllers never need to agree
+// that they are idle.
+type Work struct {
+	mu     sync.Mutex
+	queues []interface{ idle() bool }
+}
+
+type workKey struct{}
+
+// WithWork returns ctx carrying w: each queue whose Get is called with it
+// (or a context derived from it) joins w.
+func WithWork(ctx context.Context, w *Work) context.Context {
+	return context.WithValue(ctx, workKey{}, w)
+}
+
+// Idle reports whether every queue of w is empty with no item in process.
+// Items waiting for AddAfter's delay do not count.
+func (w *Work) Idle() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, q := range w.queues {
+		if !q.idle() {
+			return false
+		}
+	}
+	return true
+}
+
+// Queues is how many queues have joined w.
+func (w *Work) Queues() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queues)
+}
+
+func (q *Queue[T]) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.queue) == 0 && len(q.processing) == 0
 }
 
 // NewQueue returns an empty queue; c may be nil for the real clock.
@@ -123,6 +172,16 @@ func (q *Queue[T]) Len() int {
 // Get blocks until an item is available and returns it; false when the queue
 // is shut down or ctx is done. Call Done(item) when finished with it.
 func (q *Queue[T]) Get(ctx context.Context) (T, bool) {
+	q.tracked.Do(func() {
+		if w, ok := ctx.Value(workKey{}).(*Work); ok {
+			w.mu.Lock()
+			w.queues = append(w.queues, q)
+			w.mu.Unlock()
+		}
+	})
+	// Between two keys a worker holds no lock: in the browser, the point to
+	// give the event loop its turn when one is due (core/eventloop).
+	eventloop.MaybeTurn()
 	for {
 		q.mu.Lock()
 		if len(q.queue) > 0 {

@@ -243,6 +243,9 @@ type Cluster struct {
 	// gets it when it is made, once.
 	recovered map[string][]cri.RecoveredContainer
 	synced    []func() bool // the HasSynced of the control plane's components
+	// work is every work queue of the components Launch started
+	// (WaitSettled).
+	work client.Work
 	// components counts the control plane's goroutines (controllers,
 	// scheduler, compactor) started by Launch; Wait waits for them.
 	components sync.WaitGroup
@@ -451,6 +454,42 @@ func (c *Cluster) WaitForCacheSync(ctx context.Context) error {
 	return nil
 }
 
+// settleLimit bounds WaitSettled: a component that never stops working
+// (or step mode holding the writes) must not hold a start for ever.
+const settleLimit = 3 * time.Second
+
+// settlePoll is how often WaitSettled looks, in real time.
+const settlePoll = 4 * time.Millisecond
+
+// WaitSettled waits, after WaitForCacheSync, until the work the first lists
+// gave the components is done: every work queue idle and the store's
+// revision unchanged across two looks settlePoll apart (a write in flight
+// reaches the queues through a watch). The clusterrole aggregation
+// controller's writes, the ServiceAccount controllers' and the kubelets'
+// first reports then come before a learner's first command instead of
+// among its hops. It gives up after settleLimit of real time and returns
+// nil: a cluster that keeps working is still a ready one. ctx's error if
+// ctx ends first.
+func (c *Cluster) WaitSettled(ctx context.Context) error {
+	deadline := time.Now().Add(settleLimit)
+	rev, calm := c.Store.Revision(), 0
+	for calm < 2 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(settlePoll):
+		}
+		now := c.Store.Revision()
+		if now == rev && c.work.Idle() {
+			calm++
+		} else {
+			calm = 0
+		}
+		rev = now
+	}
+	return nil
+}
+
 // WarmUp makes the first interpreter call of the cluster's compile cache
 // (cri.CompileCache.WarmUp): call it once the cluster is ready, in the
 // background, so that neither the start nor the first pod pays for the JS
@@ -463,6 +502,7 @@ func (c *Cluster) WarmUp(ctx context.Context) error { return c.Cache.WarmUp(ctx)
 // browser build launches, so that its console answers meanwhile (in a tab
 // the lists take half a second of the one thread).
 func (c *Cluster) Launch(ctx context.Context) error {
+	ctx = client.WithWork(ctx, &c.work)
 	clk := c.cfg.Clock
 	type runner interface{ Run(context.Context) error }
 	var runners []runner

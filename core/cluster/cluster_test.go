@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -190,5 +191,25 @@ func TestDataDirKeepsObjects(t *testing.T) {
 	}
 	if c2.Store.Revision() < rev {
 		t.Fatalf("the revision went back: %d -> %d", rev, c2.Store.Revision())
+	}
+}
+
+// WaitSettled returns once the start's own work is done: the clusterrole
+// aggregation controller has filled admin, edit and view, so those writes
+// are not among a learner's first hops.
+func TestWaitSettled(t *testing.T) {
+	c, ctx := startCluster(t)
+	if err := c.WaitSettled(ctx); err != nil {
+		t.Fatal(err)
+	}
+	roles := client.For[*rbacv1.ClusterRole](c.Client("test"), rbacv1.GroupName, "clusterroles")
+	for _, name := range []string{"admin", "edit", "view"} {
+		role, err := roles.Get(ctx, "", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(role.Rules) == 0 {
+			t.Errorf("clusterrole %s has no rules after WaitSettled: the aggregation had not run", name)
+		}
 	}
 }

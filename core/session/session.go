@@ -69,8 +69,10 @@ type Config struct {
 	// kubectl edit says that no editor is available.
 	Editor kubectl.EditFunc
 	// WaitForCaches makes New and Reset return only once every component
-	// has listed what it watches (tests and the verifier); the page does
-	// not wait, so that its console answers while the caches fill.
+	// has listed what it watches and done the work those lists gave it
+	// (cluster.WaitForCacheSync, then WaitSettled): the page, tests and the
+	// verifier, so that a learner's first command is the first thing
+	// after ready, with no start-up write among its hops.
 	WaitForCaches bool
 }
 
@@ -152,6 +154,10 @@ func (s *Session) start(ctx context.Context, nodes []cluster.NodeSpec, snap []by
 	}
 	if s.cfg.WaitForCaches {
 		if err := c.WaitForCacheSync(ctx); err != nil {
+			stop()
+			return err
+		}
+		if err := c.WaitSettled(ctx); err != nil {
 			stop()
 			return err
 		}
