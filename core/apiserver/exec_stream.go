@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -128,20 +130,48 @@ func (s *Server) streamUpgrade(w http.ResponseWriter, r *http.Request, cmd []str
 	}
 	conn.SetReadLimit(execReadLimit)
 	opts.v5 = conn.Subprotocol() == remotecommand.StreamProtocolV5Name
-	serveChannels(r.Context(), wsConn{conn}, opts, cmd, run)
+	serveChannels(r.Context(), newWSConn(conn), opts, cmd, run)
 }
 
-// wsConn is a WebSocket as a channelConn: one message each.
-type wsConn struct{ c *websocket.Conn }
+// streamGrace is how long the server holds its first message after the
+// upgrade unless the client speaks first. kubectl v1.32's client
+// (client-go's remotecommand/websocket.go) starts reading the connection
+// before it has made its streams, and drops a message for a stream not yet
+// made ("Unknown stream id 1, discarding message"): on a loaded machine a
+// fast command's whole output went that way. Upstream the API server dials
+// the kubelet after the upgrade, so the first output comes much later;
+// client-go fixed the race after v1.32 (the read loop waits for its
+// streams). A client that sends anything (stdin, its close signal, a
+// terminal size) has made its streams, and ends the wait at once.
+const streamGrace = 50 * time.Millisecond
 
-func (c wsConn) ReadMessage() ([]byte, error) {
+// wsConn is a WebSocket as a channelConn: one message each.
+type wsConn struct {
+	c     *websocket.Conn
+	ready chan struct{} // closed once writing is safe (streamGrace)
+	once  sync.Once
+}
+
+func newWSConn(c *websocket.Conn) *wsConn {
+	w := &wsConn{c: c, ready: make(chan struct{})}
+	time.AfterFunc(streamGrace, w.release)
+	return w
+}
+
+func (c *wsConn) release() { c.once.Do(func() { close(c.ready) }) }
+
+func (c *wsConn) ReadMessage() ([]byte, error) {
 	// Not the request's context: a Read whose context ends closes the
 	// connection. Closing the connection ends the Read.
 	_, msg, err := c.c.Read(context.Background())
+	if err == nil {
+		c.release()
+	}
 	return msg, err
 }
 
-func (c wsConn) WriteMessage(msg []byte) error {
+func (c *wsConn) WriteMessage(msg []byte) error {
+	<-c.ready
 	ctx, cancel := context.WithTimeout(context.Background(), execWriteTimeout)
 	defer cancel()
 	return c.c.Write(ctx, websocket.MessageBinary, msg)
@@ -149,7 +179,7 @@ func (c wsConn) WriteMessage(msg []byte) error {
 
 // Close ends the connection: with the close handshake after the status
 // (a client still reading the output then gets all of it), else at once.
-func (c wsConn) Close(normal bool) {
+func (c *wsConn) Close(normal bool) {
 	if normal {
 		_ = c.c.Close(websocket.StatusNormalClosure, "")
 	} else {

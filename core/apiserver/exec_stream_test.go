@@ -318,3 +318,31 @@ func TestPodExecStreamReadLimit(t *testing.T) {
 		t.Errorf("stdout: %d bytes, status %+v", len(s.out[1]), s.status)
 	}
 }
+
+// TestPodExecStreamWaitsForTheClientsStreams: a client that says nothing
+// gets no message before streamGrace has passed (kubectl v1.32 drops a
+// message that comes before it has made its streams); a client that speaks
+// first has made them, and gets the output without that wait.
+func TestPodExecStreamWaitsForTheClientsStreams(t *testing.T) {
+	f := newExecFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	start := time.Now()
+	conn := dial(t, f.base+"one/exec?command=ls&stdout=true", v5)
+	if _, b, err := conn.Read(ctx); err != nil || string(b) != "\x01" {
+		t.Fatalf("first message %q, %v; want the empty stdout message", b, err)
+	}
+	if waited := time.Since(start); waited < streamGrace {
+		t.Errorf("the first message came %v after the dial; want it held for %v", waited, streamGrace)
+	}
+
+	// cat with a stdin: the client's first frame releases the server at
+	// once, and the output it echoes follows.
+	conn = dial(t, f.base+"one/exec?command=cat&stdin=true&stdout=true", v5)
+	send(t, conn, stdinMsg("hi"), []byte{255, 0})
+	s := readAll(t, conn)
+	if s.out[1] != "hi" || s.status.Status != metav1.StatusSuccess {
+		t.Errorf("cat after the client spoke: %q, status %+v", s.out, s.status)
+	}
+}
