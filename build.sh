@@ -49,20 +49,22 @@ DEBIAN_PACKAGES=(
 # (kubectl's commands and printers, the console, lesson parsing, OpenAPI and
 # its gnostic and protobuf models, YAML, CBOR): kubetab.wasm from 9.13 to
 # 8.57 MB at brotli q5 (56.4 to 55.3 MB raw, 2026-12-02). Then the API's
-# types and machinery (k8s.io/api, apiextensions, apimachinery, client-go,
-# sigs.k8s.io), kubetab's controllers, CRDs and authorizer: 7.86 to 7.39 MB
-# at brotli q11 (62.3 to 60.0 MB raw, 2026-12-03), the generated protobuf,
-# deep-copy and validation code above all. What that costs, measured under
-# GOOS=js with Node (3 rounds each, interleaved, median): a Pod through the
-# store's codec 11 -> 17 us to encode, 25 -> 30 us to decode
-# (BenchmarkStorageCodec); BenchmarkCreatePod 1.94 -> 1.91 ms, GetPod 255 ->
-# 235 us, ListPods 9.1 -> 8.3 ms; a 300-replica Deployment to Running 9.1 ->
-# 9.3 s (noise +-20 %). The API server's handlers and registry stay inlined:
-# without them too (7.33 MB) GetPod took 308 us and ListPods 9.7 ms. Also
-# left inlined: the runtime and the standard library, the store, the
-# scheduler, wazero (the guests' interpreter), the event loop. No inlining
-# anywhere but there would give 7.07 MB, but CreatePod took 1.45 -> 1.83 ms.
-# The native binary keeps the defaults.
+# types and machinery (k8s.io/api, apiextensions, apimachinery,
+# sigs.k8s.io), kubetab's CRDs and authorizer: 7.86 to 7.46 MB at brotli q11
+# (62.3 to 60.1 MB raw, 2026-12-03), the generated protobuf, deep-copy and
+# validation code above all. What that costs, measured under GOOS=js with
+# Node (3 rounds each, interleaved, median): a Pod through the store's codec
+# 11 -> 17 us to encode, 25 -> 30 us to decode (BenchmarkStorageCodec);
+# BenchmarkCreatePod, GetPod and ListPods no slower; in Chromium
+# (TestBenchTable, 3 rounds against the build before) the longest worker
+# task while a command runs 404 against 401 ms, cold start 2.70 against
+# 3.02 s, 12 pods Running 4.28 against 4.59 s. Left inlined, because it
+# cost there: the API server's handlers and registry (without: 7.33 MB,
+# ListPods +7 %), the controllers (without: 7.39 MB, the longest worker
+# task 626 against 415 ms over 8 rounds); and the runtime and the standard
+# library, the store, the scheduler, wazero (the guests' interpreter), the
+# event loop. No inlining anywhere but there would give 7.07 MB, but
+# CreatePod took 1.45 -> 1.83 ms. The native binary keeps the defaults.
 WASM_NOINLINE=(
   'github.com/kubetab/kubetab/core/kubectl/...' 'github.com/kubetab/kubetab/core/console/...'
   'github.com/kubetab/kubetab/core/printers' 'github.com/kubetab/kubetab/core/lesson'
@@ -73,9 +75,9 @@ WASM_NOINLINE=(
   'go.yaml.in/...' 'sigs.k8s.io/yaml/...' 'github.com/fxamacker/...' 'debug/...'
   'log/...' 'k8s.io/klog/...' 'github.com/davecgh/...'
   'k8s.io/api/...' 'k8s.io/apiextensions-apiserver/...' 'k8s.io/apimachinery/...'
-  'k8s.io/client-go/...' 'sigs.k8s.io/...'
+  'sigs.k8s.io/...'
   'github.com/kubetab/kubetab/core/apiserver/apis/...' 'github.com/kubetab/kubetab/core/apiserver/apiextensions'
-  'github.com/kubetab/kubetab/core/apiserver/authz' 'github.com/kubetab/kubetab/core/controller/...'
+  'github.com/kubetab/kubetab/core/apiserver/authz'
 )
 
 log() { printf '\n\033[1;34m== %s\033[0m\n' "$*"; }
