@@ -44,7 +44,7 @@ import (
 //	Upgrade: websocket
 //	Sec-WebSocket-Protocol: v5.channel.k8s.io ─▶  pod, container, command checked
 //	                                          ◀─  101 Switching Protocols (v5.channel.k8s.io)
-//	                                          ◀─  [1]                 "the stream is up"
+//	                                          ◀─  [1]                 "the stream is up" (streamGrace)
 //	[0 'h' 'i' '\n']                          ─▶  stdin ───────────────▶ Exec(ctx, pod, "web", ["cat"], stdin, ...)
 //	[255 0]                                   ─▶  stdin's EOF ─────────▶ the command reads io.EOF
 //	                                          ◀─  [1 'h' 'i' '\n'] ◀──── stdout, each write as it comes
