@@ -80,6 +80,9 @@ export class HopList {
     const at = this.box.scrollTop;
     if (Math.abs(at - this.scrollTop) < 1) return false;
     this.scrollTop = at;
+    // The learner's scroll wins over a follow still waiting to be written
+    // (one past the list's height waits a frame for the list to grow).
+    this.want = -1;
     return true;
   }
 
