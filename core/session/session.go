@@ -70,9 +70,9 @@ type Config struct {
 	Editor kubectl.EditFunc
 	// WaitForCaches makes New and Reset return only once every component
 	// has listed what it watches and done the work those lists gave it
-	// (cluster.WaitForCacheSync, then WaitSettled): the page, tests and the
-	// verifier, so that a learner's first command is the first thing
-	// after ready, with no start-up write among its hops.
+	// (cluster.WaitForCacheSync, then, for a fresh cluster, WaitSettled):
+	// the page, tests and the verifier, so that a learner's first command
+	// is the first thing after ready, with no start-up write among its hops.
 	WaitForCaches bool
 }
 
@@ -157,9 +157,16 @@ func (s *Session) start(ctx context.Context, nodes []cluster.NodeSpec, snap []by
 			stop()
 			return err
 		}
-		if err := c.WaitSettled(ctx); err != nil {
-			stop()
-			return err
+		// A fresh cluster settles before ready, so that its start-up
+		// writes come before a learner's first command. A restored one
+		// does not wait: its kubelets are restarting every pod (a reboot),
+		// which with 300 pods kept it from settling for all of
+		// settleLimit, and the learner may type while they come back.
+		if snap == nil {
+			if err := c.WaitSettled(ctx); err != nil {
+				stop()
+				return err
+			}
 		}
 	}
 	// After "ready" (the caller posts it when this returns), in the

@@ -307,6 +307,7 @@ func readLagProbe(t *testing.T, ctx context.Context) (afterReady, beforeReady fl
 		Longest float64      `json:"longest"`
 		Ready   float64      `json:"ready"`
 		Gaps    [][2]float64 `json:"gaps"`
+		Memory  float64      `json:"memory"`
 	}
 	res := eval[*lag](t, ctx, `new Promise((resolve) => {
 		window.__lag = null;
@@ -321,6 +322,9 @@ func readLagProbe(t *testing.T, ctx context.Context) (afterReady, beforeReady fl
 	})`)
 	if res == nil {
 		return 0, 0, false
+	}
+	if res.Memory > 0 {
+		t.Logf("the worker's linear memory: %.0f MB", res.Memory/(1<<20))
 	}
 	if res.Ready == 0 { // still starting: all of it was start
 		return 0, res.Longest, true
